@@ -1,0 +1,124 @@
+// swift-tools-version: 6.2
+
+import PackageDescription
+
+/// One list of language settings for every target (see ../shared/guides/style.md).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "lightorgan",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "lightorgan", targets: ["LightOrganCLI"]),
+        .library(name: "LightOrganCore", targets: ["LightOrganCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // The pure-Swift core: frames, analysis, audio synthesis and decoding, the settings model.
+        // No C dependency and no networking: it builds and tests on any machine.
+        .target(
+            name: "LightOrganCore",
+            swiftSettings: swiftSettings
+        ),
+        // Adapter: the settings file, environment and flags, read with swift-configuration.
+        .target(
+            name: "LightOrganSettings",
+            dependencies: [
+                "LightOrganCore",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Adapter: the 3-byte frame stream over TCP, with SwiftNIO.
+        .target(
+            name: "LightOrganNetwork",
+            dependencies: [
+                "LightOrganCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Adapter: where levels become light — the terminal's virtual LEDs and plain stdout lines.
+        .target(
+            name: "LightOrganOutput",
+            dependencies: ["LightOrganCore"],
+            swiftSettings: swiftSettings
+        ),
+        // The sender and receiver as swift-service-lifecycle services, assembled from the parts above.
+        .target(
+            name: "LightOrganServices",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganNetwork",
+                "LightOrganOutput",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The thin executable: parses the command line, loads settings, runs services.
+        .executableTarget(
+            name: "LightOrganCLI",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganSettings",
+                "LightOrganOutput",
+                "LightOrganServices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LightOrganCoreTests",
+            dependencies: ["LightOrganCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LightOrganSettingsTests",
+            dependencies: ["LightOrganCore", "LightOrganSettings"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LightOrganNetworkTests",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganNetwork",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LightOrganEndToEndTests",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganNetwork",
+                "LightOrganServices",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import LightOrganCore
+import LightOrganSettings
+import Logging
+
+/// Options every command has: which settings file, how much to log.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .customLong("config"), help: "Settings file (default: the first found of $LIGHTORGAN_CONFIG, ./lightorgan.yaml, ~/.config/lightorgan/lightorgan.yaml, /etc/lightorgan/lightorgan.yaml).")
+    var configPath: String?
+
+    @Flag(name: .shortAndLong, help: "Log more (every connection detail).")
+    var verbose = false
+
+    @Flag(name: .shortAndLong, help: "Log only warnings and errors.")
+    var quiet = false
+
+    /// Sets up logging to stderr and makes a closed stdout pipe harmless.
+    func prepareProcess() -> Logger {
+        Self.prepareProcess(level: verbose ? .debug : quiet ? .warning : .info)
+    }
+
+    /// Sets up logging to stderr at `level` and makes a closed stdout pipe harmless.
+    static func prepareProcess(level: Logger.Level) -> Logger {
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "lightorgan")
+    }
+
+    /// Loads settings with `options` (key → value, option name) on top, or exits with status 2.
+    func loadSettings(options: [String: (value: String, option: String)], logger: Logger) async throws -> Settings {
+        do {
+            let loaded = try await SettingsLoader(options: options).load(configPath: configPath)
+            if let file = loaded.file {
+                logger.info("settings file: \(file)")
+            } else {
+                let searched = SettingsFileLocator().searchPath.joined(separator: ", ")
+                logger.info("no settings file (looked for \(searched)); using defaults, environment and options")
+            }
+            return loaded.settings
+        } catch {
+            throw Failure.badSetting(error.description)
+        }
+    }
+
+    /// Help text for an option that overrides a settings key: its summary, default and key.
+    static func help(_ key: String) -> ArgumentHelp {
+        let entry = SettingsCatalog.key(named: key)!
+        return ArgumentHelp("\(entry.summary) Default: \(entry.defaultValue). Setting: \(key); allowed: \(entry.allowed).")
+    }
+}
+
+/// How a command fails: one line on stderr and an exit status.
+enum Failure: Error {
+    /// A setting is not allowed: exit status 2.
+    case badSetting(String)
+    /// Something outside failed (network, device): exit status 1.
+    case runtime(String)
+}
+
+extension AsyncParsableCommand {
+    /// Runs `body`, turning ``Failure`` into one `lightorgan: …` line on stderr and its exit status.
+    func reportingFailures(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let failure as Failure {
+            switch failure {
+            case .badSetting(let message):
+                FileHandle.standardError.write(Data("lightorgan: \(message)\n".utf8))
+                throw ExitCode(2)
+            case .runtime(let message):
+                FileHandle.standardError.write(Data("lightorgan: \(message)\n".utf8))
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+/// Collects the options that were given into the settings loader's form.
+struct OptionValues {
+    private(set) var values: [String: (value: String, option: String)] = [:]
+
+    mutating func add(_ value: String?, option: String, key: String) {
+        if let value { values[key] = (value, option) }
+    }
+}

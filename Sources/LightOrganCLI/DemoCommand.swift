@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import LightOrganCore
+import LightOrganOutput
+import LightOrganServices
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `lightorgan demo`: sender and receiver in one process, over a real TCP socket on loopback.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Play the whole chain on this machine: built-in groove → analysis → TCP on loopback → virtual lamps.",
+        discussion: "Needs no sound card and no Raspberry Pi. Ignores the settings file. Ctrl-C ends it.")
+
+    @Option(help: "Stop after this many seconds (default: run until Ctrl-C).")
+    var duration: Double?
+
+    @Option(help: "Audio: demo (the built-in groove of kick, snare, hi-hat, bass and chords) or a .wav file.")
+    var input = "demo"
+
+    @Option(help: "Frames per second, 10…250.")
+    var fps = 100
+
+    @Option(help: "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal) or stdout (a line per frame).")
+    var output = "terminal"
+
+    @Flag(name: .shortAndLong, help: "Log connections and settings to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be more than 0 seconds") }
+        guard (10...250).contains(fps) else { throw ValidationError("--fps must be in 10…250") }
+        guard OutputChoice(rawValue: output) != nil else { throw ValidationError("--output must be terminal or stdout") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let logger = CommonOptions.prepareProcess(level: verbose ? .debug : .warning)
+            var sender = SenderSettings()
+            sender.framesPerSecond = fps
+            sender.input = input.lowercased() == "demo" ? .demo : .wavFile(path: input)
+            let source = try AudioSourceFactory.open(sender.input)
+
+            let output = OutputChoice(rawValue: output) ?? .terminal
+            var receiverSettings = ReceiverSettings()
+            receiverSettings.bind = "127.0.0.1"
+            receiverSettings.port = 0
+            receiverSettings.output = output
+            let receiver: ReceiverService
+            do {
+                receiver = try await ReceiverService.bind(
+                    settings: receiverSettings, output: ReceiveCommand.makeOutput(output), logger: logger)
+            } catch {
+                throw Failure.runtime("\(error)")
+            }
+            sender.host = "127.0.0.1"
+            sender.port = receiver.port
+            if output == .terminal {
+                let title = "lightorgan demo: \(sender.input) → analysis → TCP 127.0.0.1:\(sender.port) → lamps."
+                FileHandle.standardOutput.write(Data("\(title) Ctrl-C stops.\n".utf8))
+            }
+
+            // Shut down in reverse order: the timer, then the sender (all-off frame, clean close),
+            // then the receiver (lamps off).
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+                .init(service: receiver),
+                .init(
+                    service: SenderService(settings: sender, source: source, logger: logger),
+                    successTerminationBehavior: .gracefullyShutdownGroup),
+            ]
+            if let duration {
+                services.append(
+                    .init(
+                        service: DurationLimit(.milliseconds(Int64(duration * 1000))),
+                        successTerminationBehavior: .gracefullyShutdownGroup))
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        }
+    }
+}
+

@@ -1,0 +1,49 @@
+import ArgumentParser
+import LightOrganCore
+import LightOrganOutput
+import LightOrganServices
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `lightorgan receive`: accept senders and drive the lamps.
+struct ReceiveCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Accept [bass, mid, treble] frames over TCP and show them on the lamps.")
+
+    @OptionGroup var common: CommonOptions
+    @Option(help: CommonOptions.help("receiver.bind")) var bind: String?
+    @Option(help: CommonOptions.help("receiver.port")) var port: String?
+    @Option(help: CommonOptions.help("receiver.output")) var output: String?
+    @Option(help: CommonOptions.help("receiver.timeout")) var timeout: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let logger = common.prepareProcess()
+            var options = OptionValues()
+            options.add(bind, option: "--bind", key: "receiver.bind")
+            options.add(port, option: "--port", key: "receiver.port")
+            options.add(output, option: "--output", key: "receiver.output")
+            options.add(timeout, option: "--timeout", key: "receiver.timeout")
+            let settings = try await common.loadSettings(options: options.values, logger: logger).receiver
+            let receiver: ReceiverService
+            do {
+                receiver = try await ReceiverService.bind(
+                    settings: settings, output: Self.makeOutput(settings.output), logger: logger)
+            } catch {
+                throw Failure.runtime("\(error)")
+            }
+            let group = ServiceGroup(
+                services: [receiver], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+            try await group.run()
+        }
+    }
+
+    static func makeOutput(_ choice: OutputChoice) -> any LevelOutput {
+        switch choice {
+        case .terminal: TerminalLamps()
+        case .stdout: StdoutLines()
+        }
+    }
+}

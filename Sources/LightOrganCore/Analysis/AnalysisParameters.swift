@@ -1,0 +1,31 @@
+/// The knobs of ``BandAnalyzer``: crossovers, envelope times, automatic gain and gates.
+///
+/// Levels are handled in dBFS (0 dB = a full-scale peak). The defaults suit music played at any
+/// level from about −45 dBFS to 0 dBFS.
+public struct AnalysisParameters: Sendable, Hashable {
+    /// Bass/mid crossover, Hz.
+    public var bassMidCrossover: Double = 250
+    /// Mid/treble crossover, Hz.
+    public var midTrebleCrossover: Double = 4000
+    /// Envelope attack time constant, seconds.
+    public var attack: Double = 0.001
+    /// Envelope release time constant, seconds.
+    public var release: Double = 0.060
+    /// Span of the lamp from off to full, dB: a band at its running peak shows 255,
+    /// `dynamicRange` dB below it shows 0.
+    public var dynamicRange: Double = 30
+    /// How fast the running peak of a band falls when the music gets quieter, dB per second.
+    public var peakFallRate: Double = 6
+    /// The running peak never falls below this, dBFS: near-silence is not amplified to full brightness.
+    public var minimumPeak: Double = -50
+    /// Anything below this is off, dBFS: hiss and hum in silence stay dark.
+    public var noiseGate: Double = -60
+    /// A band more than this many dB below the loudest band's running peak is off, so one band's
+    /// gain never pumps the leakage of a loud neighbour up to brightness.
+    public var crossBandFloor: Double = 36
+
+    public init() {}
+
+    /// The defaults.
+    public static let standard = AnalysisParameters()
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Maps the envelopes of the three bands to 0…1 with an automatic gain per band.
+///
+/// Each band keeps a running peak (dBFS) that jumps up to any louder envelope at once and falls
+/// at ``AnalysisParameters/peakFallRate`` when the music gets quieter, never below
+/// ``AnalysisParameters/minimumPeak``. A band's level is its envelope's position between
+/// `floor` and its running peak, linear in dB (so it reads as loudness), where `floor` is the
+/// highest of: the peak minus the dynamic range, the noise gate, and the loudest band's peak minus
+/// the cross-band floor. Below the floor the level is 0.
+public struct AutomaticGain: Sendable {
+    private let parameters: AnalysisParameters
+    /// Running peaks per band, dBFS.
+    public private(set) var peaks: [Double]
+
+    public init(parameters: AnalysisParameters) {
+        self.parameters = parameters
+        peaks = Array(repeating: parameters.minimumPeak, count: Band.allCases.count)
+    }
+
+    /// Updates the running peaks with one envelope per band (linear amplitude) measured over
+    /// `elapsed` seconds of audio, and returns the levels, each 0…1.
+    public mutating func levels(envelopes: [Float], elapsed: Double) -> [Float] {
+        let decibels = envelopes.map { Self.decibels($0) }
+        let fall = parameters.peakFallRate * elapsed
+        for band in peaks.indices {
+            peaks[band] = max(decibels[band], peaks[band] - fall, parameters.minimumPeak)
+        }
+        let loudestPeak = peaks.max() ?? parameters.minimumPeak
+        return peaks.indices.map { band in
+            let floor = max(
+                peaks[band] - parameters.dynamicRange,
+                parameters.noiseGate,
+                loudestPeak - parameters.crossBandFloor)
+            let span = peaks[band] - floor
+            guard span > 0 else { return 0 }
+            return Float(min(max((decibels[band] - floor) / span, 0), 1))
+        }
+    }
+
+    /// dBFS of a linear amplitude; silence is −200 dB.
+    static func decibels(_ amplitude: Float) -> Double {
+        amplitude > 1e-10 ? 20 * log10(Double(amplitude)) : -200
+    }
+}

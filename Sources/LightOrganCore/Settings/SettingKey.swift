@@ -1,0 +1,111 @@
+/// One key of the settings file, e.g. `sender.port`: its default, what it allows, how it applies.
+public struct SettingKey: Sendable {
+    /// Dotted name as written in the settings file (`sender.port`).
+    public let name: String
+    /// The built-in default, as it would be written in the file.
+    public let defaultValue: String
+    /// What is allowed, for messages and help (`1…65535`).
+    public let allowed: String
+    /// One sentence for the example file and `--help`.
+    public let summary: String
+    private let applyValue: @Sendable (inout Settings, String) -> SettingProblem?
+
+    init(
+        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        apply: @escaping @Sendable (inout Settings, String) -> SettingProblem?
+    ) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.allowed = allowed
+        self.summary = summary
+        self.applyValue = apply
+    }
+
+    /// The environment variable that sets this key: `LIGHTORGAN_` and the name in capitals with
+    /// `_` for `.` (`sender.port` → `LIGHTORGAN_SENDER_PORT`).
+    public var environmentVariable: String {
+        SettingsCatalog.environmentPrefix + name.uppercased().replacing(".", with: "_")
+    }
+
+    /// Parses `raw` and stores it in `settings`, or says what is wrong with it.
+    func apply(_ raw: String, to settings: inout Settings) -> SettingProblem? {
+        applyValue(&settings, raw.trimmingWhitespace())
+    }
+}
+
+/// What is wrong with a value, as the end of `key = value …`.
+struct SettingProblem: Error {
+    var text: String
+    static func outOfRange(_ allowed: String) -> SettingProblem { .init(text: "is out of range \(allowed)") }
+    static func notAllowed(_ allowed: String) -> SettingProblem { .init(text: "is not allowed; allowed: \(allowed)") }
+}
+
+extension SettingKey {
+    /// A whole number in `range`.
+    static func integer(
+        _ name: String, default defaultValue: Int, range: ClosedRange<Int>, summary: String,
+        store: @escaping @Sendable (inout Settings, Int) -> Void
+    ) -> SettingKey {
+        let allowed = "\(range.lowerBound)…\(range.upperBound)"
+        return SettingKey(name, default: String(defaultValue), allowed: allowed, summary: summary) { settings, raw in
+            guard let value = Int(raw) else { return SettingProblem(text: "is not a whole number; allowed: \(allowed)") }
+            guard range.contains(value) else { return .outOfRange(allowed) }
+            store(&settings, value)
+            return nil
+        }
+    }
+
+    /// A number (decimals allowed) in `range`.
+    static func decimal(
+        _ name: String, default defaultValue: Double, range: ClosedRange<Double>, unit: String, summary: String,
+        store: @escaping @Sendable (inout Settings, Double) -> Void
+    ) -> SettingKey {
+        let allowed = "\(range.lowerBound.compact)…\(range.upperBound.compact) \(unit)"
+        return SettingKey(name, default: defaultValue.compact, allowed: allowed, summary: summary) { settings, raw in
+            guard let value = Double(raw), value.isFinite else {
+                return SettingProblem(text: "is not a number; allowed: \(allowed)")
+            }
+            guard range.contains(value) else { return .outOfRange(allowed) }
+            store(&settings, value)
+            return nil
+        }
+    }
+
+    /// Non-empty text without spaces, checked by `isValid`.
+    static func text(
+        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        store: @escaping @Sendable (inout Settings, String) -> Void
+    ) -> SettingKey {
+        SettingKey(name, default: defaultValue, allowed: allowed, summary: summary) { settings, raw in
+            guard !raw.isEmpty, !raw.contains(where: \.isWhitespace) else { return .notAllowed(allowed) }
+            store(&settings, raw)
+            return nil
+        }
+    }
+
+    /// One of a fixed set of words.
+    static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(
+        _ name: String, default defaultValue: Choice, summary: String,
+        store: @escaping @Sendable (inout Settings, Choice) -> Void
+    ) -> SettingKey where Choice.RawValue == String {
+        let allowed = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+        return SettingKey(name, default: defaultValue.rawValue, allowed: allowed, summary: summary) { settings, raw in
+            guard let value = Choice(rawValue: raw.lowercased()) else { return .notAllowed(allowed) }
+            store(&settings, value)
+            return nil
+        }
+    }
+}
+
+extension Double {
+    /// `1` for 1.0, `0.05` for 0.05: how a person would write it.
+    var compact: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

@@ -1,0 +1,115 @@
+/// Every key the settings file knows, and the rules that turn raw values into ``Settings``.
+///
+/// The catalog is the single source of truth for names, defaults, allowed values, environment
+/// variable names and the closest-key suggestion for a misspelt key.
+public enum SettingsCatalog {
+    /// Environment variables that set keys start with this.
+    public static let environmentPrefix = "LIGHTORGAN_"
+    /// The environment variable that names the settings file (not a key).
+    public static let configEnvironmentVariable = "LIGHTORGAN_CONFIG"
+
+    /// All keys, in the order the example file lists them.
+    public static let keys: [SettingKey] = [
+        .text(
+            "sender.host", default: "127.0.0.1", allowed: "a host name or an IPv4/IPv6 address",
+            summary: "Host name or address of the receiver (the Raspberry Pi)."
+        ) { $0.sender.host = $1 },
+        .integer(
+            "sender.port", default: 8181, range: 1...65535, summary: "TCP port of the receiver."
+        ) { $0.sender.port = $1 },
+        .integer(
+            "sender.fps", default: 100, range: 10...250, summary: "Frames sent per second."
+        ) { $0.sender.framesPerSecond = $1 },
+        .text(
+            "sender.input", default: "demo", allowed: "demo, or the path of a .wav file",
+            summary: "Audio to analyse: demo (a built-in groove) or a WAV file played in real time."
+        ) { $0.sender.input = $1.lowercased() == "demo" ? .demo : .wavFile(path: $1) },
+        .text(
+            "receiver.bind", default: "0.0.0.0", allowed: "an IPv4/IPv6 address or host name",
+            summary: "Address to listen on: 0.0.0.0 for every IPv4 interface, :: for all."
+        ) { $0.receiver.bind = $1 },
+        .integer(
+            "receiver.port", default: 8181, range: 0...65535,
+            summary: "TCP port to listen on (0: any free port)."
+        ) { $0.receiver.port = $1 },
+        .choice(
+            "receiver.output", default: OutputChoice.terminal,
+            summary: "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts."
+        ) { $0.receiver.output = $1 },
+        .decimal(
+            "receiver.timeout", default: 1, range: 0.05...3600, unit: "seconds",
+            summary: "With no frame for this long, every lamp goes off."
+        ) { $0.receiver.timeout = $1 },
+    ]
+
+    /// The key called `name`, if there is one.
+    public static func key(named name: String) -> SettingKey? {
+        keys.first { $0.name == name }
+    }
+
+    /// Builds settings from raw values: every key not in `values` keeps its default.
+    ///
+    /// - Throws: ``SettingsError`` for the first value that is not allowed, naming its source,
+    ///   the key, the value and what is allowed.
+    public static func resolve(_ values: [String: RawSetting]) throws(SettingsError) -> Settings {
+        var settings = Settings()
+        for key in keys {
+            guard let raw = values[key.name] else { continue }
+            if let problem = key.apply(raw.value, to: &settings) {
+                throw SettingsError.badValue(key: key.name, raw: raw, problem: problem.text)
+            }
+        }
+        return settings
+    }
+
+    /// The known key closest to `name`, if one is close enough to be a likely typo.
+    public static func closestKey(to name: String) -> String? {
+        closest(to: name.lowercased(), among: keys.map(\.name))
+    }
+
+    /// The environment variable of a known key closest to `variable`, if one is close enough.
+    public static func closestEnvironmentVariable(to variable: String) -> String? {
+        closest(to: variable.uppercased(), among: keys.map(\.environmentVariable))
+    }
+
+    private static func closest(to name: String, among candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, EditDistance.between($0, name)) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        // A typo changes a few characters; beyond a third of the name it is another word.
+        return best.1 <= max(2, best.0.count / 3) ? best.0 : nil
+    }
+}
+
+/// A value as written by the user, with where it came from.
+public struct RawSetting: Sendable, Equatable {
+    /// The value as text (numbers too: they are parsed by the catalog).
+    public var value: String
+    /// Where it was set.
+    public var source: SettingSource
+
+    public init(_ value: String, from source: SettingSource) {
+        self.value = value
+        self.source = source
+    }
+}
+
+/// Where a setting came from, for messages.
+public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
+    /// A command-line option, e.g. `--port`.
+    case option(String)
+    /// An environment variable, e.g. `LIGHTORGAN_SENDER_PORT`.
+    case environment(String)
+    /// A settings file, by its path as shown to the user.
+    case file(String)
+    /// The built-in default.
+    case builtInDefault
+
+    public var description: String {
+        switch self {
+        case .option(let name): "option \(name)"
+        case .environment(let name): "environment \(name)"
+        case .file(let path): path
+        case .builtInDefault: "built-in default"
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import NIOCore
+import NIOPosix
+
+/// A network failure a user can meet, said in one line with what to do about it.
+public struct NetworkError: Error, CustomStringConvertible {
+    public let description: String
+
+    /// The sender could not reach the receiver.
+    static func cannotConnect(host: String, port: Int, underlying: any Error) -> NetworkError {
+        let reason = Self.reason(underlying)
+        let advice: String
+        if reason.contains("refused") {
+            advice = "is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
+        } else if reason.contains("resolve") || reason.contains("unknown host") {
+            advice = "check the name in sender.host, or use the receiver's IP address"
+        } else {
+            advice = "is the receiver switched on and on this network? (sender.host / sender.port)"
+        }
+        return NetworkError(description: "cannot connect to \(host):\(port): \(reason); \(advice)")
+    }
+
+    /// The receiver could not open its listening socket.
+    static func cannotListen(host: String, port: Int, underlying: any Error) -> NetworkError {
+        let reason = Self.reason(underlying)
+        let advice =
+            reason.contains("in use")
+            ? "another program (or another lightorgan receive) uses port \(port); stop it or set receiver.port"
+            : reason.contains("permission")
+                ? "ports below 1024 need privileges; use a port of 1024 or more in receiver.port"
+                : "check receiver.bind (an address of this machine, 0.0.0.0 or ::) and receiver.port"
+        return NetworkError(description: "cannot listen on \(host):\(port): \(reason); \(advice)")
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let io = error as? IOError { return Self.errnoText(io.errnoCode) }
+        if let connect = error as? NIOConnectionError {
+            if connect.dnsAAAAError != nil || connect.dnsAError != nil, connect.connectionErrors.isEmpty {
+                return "cannot resolve the host name (unknown host)"
+            }
+            if let first = connect.connectionErrors.first { return reason(first.error) }
+        }
+        if let channelError = error as? ChannelError, case .connectTimeout = channelError { return "timed out" }
+        if error is NIOConnectionError { return "cannot resolve the host name (unknown host)" }
+        return String(describing: error)
+    }
+
+    private static func errnoText(_ code: CInt) -> String {
+        switch code {
+        case ECONNREFUSED: "connection refused"
+        case EADDRINUSE: "address already in use"
+        case EADDRNOTAVAIL: "address not available on this machine"
+        case EACCES, EPERM: "permission denied"
+        case EHOSTUNREACH: "no route to host"
+        case ENETUNREACH: "network unreachable"
+        case ETIMEDOUT: "timed out"
+        default: String(cString: strerror(code))
+        }
+    }
+}

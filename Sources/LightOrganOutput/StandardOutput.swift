@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin access to file descriptor 1, unbuffered: each write reaches the reader at once.
+enum StandardOutput {
+    /// True when stdout is a terminal (not a pipe or file).
+    static var isTerminal: Bool { isatty(1) == 1 }
+
+    /// Writes all of `text` to stdout; gives up silently if the reader went away (a closed pipe
+    /// must not crash the receiver, and SIGPIPE is ignored by the executable).
+    static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
+    }
+
+    /// Seconds on CLOCK_MONOTONIC (the clock of `clock_gettime`, shared by every process of the machine).
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,102 @@
+public import LightOrganCore
+import Foundation
+
+/// The `terminal` output: three virtual lamps with brightness and level bars.
+///
+/// On a terminal the lamps are redrawn in place (24-bit colour, the cursor hidden while they run):
+///
+///     ●  bass    ████████████████▌              165
+///     ●  mid     ██████▏                         62
+///     ●  treble  ███████████████████████████    255
+///
+/// When stdout is not a terminal it writes a plain line every `plainInterval` seconds instead
+/// (`t=1.20 s  bass 165  mid 62  treble 255`), so logs and pipes stay readable.
+public struct TerminalLamps: LevelOutput {
+    /// How the lamps are drawn.
+    public enum Style: Sendable {
+        /// Redrawn in place with colours: for a terminal.
+        case inPlace
+        /// A plain text line every so many seconds: for pipes and files.
+        case plainLines(every: Double)
+    }
+
+    /// Lamp colours at full brightness (red, orange, blue), as on the 2016 LightOrgan wiring.
+    static let colours: [(red: Double, green: Double, blue: Double)] = [(255, 40, 20), (255, 150, 0), (40, 110, 255)]
+    static let barCells = 32
+
+    public let style: Style
+    private var drawnBefore = false
+    private var startSeconds: Double?
+    private var lastPlainLine = -Double.infinity
+    private var lastPlainFrame: LevelFrame?
+    private var lastShown: LevelFrame?
+
+    /// Chooses the style from stdout: in place on a terminal, else a plain line every 0.1 s.
+    public init() {
+        self.init(style: StandardOutput.isTerminal ? .inPlace : .plainLines(every: 0.1))
+    }
+
+    public init(style: Style) {
+        self.style = style
+    }
+
+    public mutating func show(_ frame: LevelFrame) {
+        lastShown = frame
+        let now = StandardOutput.monotonicSeconds()
+        let start = startSeconds ?? now
+        startSeconds = start
+        switch style {
+        case .inPlace:
+            StandardOutput.write((drawnBefore ? "\u{1B}[3F" : "\u{1B}[?25l") + Self.panel(for: frame))
+            drawnBefore = true
+        case .plainLines(let interval):
+            // Every `interval`, and at once when the lamps go off (once), so the end is never missed.
+            let goesOff = frame.isOff && lastPlainFrame?.isOff == false
+            guard now - lastPlainLine >= interval || goesOff else { return }
+            lastPlainLine = now
+            lastPlainFrame = frame
+            StandardOutput.write(Self.plainLine(for: frame, seconds: now - start))
+        }
+    }
+
+    public mutating func shutDown() {
+        if lastShown?.isOff != true { show(.off) }
+        if case .inPlace = style, drawnBefore { StandardOutput.write("\u{1B}[?25h") }
+    }
+
+    /// Three coloured rows, each ending in a newline and clearing the rest of its line.
+    static func panel(for frame: LevelFrame) -> String {
+        Band.allCases.map { band in
+            let level = frame[band]
+            let colour = colours[band.rawValue]
+            // An off lamp stays faintly visible (12 %), like an unlit bulb.
+            let glow = 0.12 + 0.88 * Double(level) / 255
+            let lamp = "\u{1B}[38;2;\(Int(colour.red * glow));\(Int(colour.green * glow));\(Int(colour.blue * glow))m●"
+            let bar = "\u{1B}[38;2;\(Int(colour.red));\(Int(colour.green));\(Int(colour.blue))m" + Self.bar(level)
+            let name = band.description.padding(toLength: 7, withPad: " ", startingAt: 0)
+            let value = String(level).leftPadded(to: 4)
+            return "  \(lamp)\u{1B}[0m  \(name) \(bar)\u{1B}[0m\(value)\u{1B}[K\n"
+        }.joined()
+    }
+
+    /// A bar of `barCells` cells with eighth-cell resolution.
+    static func bar(_ level: UInt8) -> String {
+        let eighths = (Int(level) * barCells * 8 + 127) / 255
+        let partials = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+        let full = String(repeating: "█", count: eighths / 8)
+        let partial = partials[eighths % 8]
+        let used = eighths / 8 + (partial.isEmpty ? 0 : 1)
+        return full + partial + String(repeating: " ", count: barCells - used)
+    }
+
+    /// One plain line: time since the first frame, then the three levels.
+    static func plainLine(for frame: LevelFrame, seconds: Double) -> String {
+        String(format: "t=%.2f s  bass %3d  mid %3d  treble %3d\n", seconds, frame.bass, frame.mid, frame.treble)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: " ", count: max(0, width - count)) + self
+    }
+}
