@@ -103,6 +103,7 @@ let package = Package(
                 "LightOrganCore",
                 "LightOrganNetwork",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings

@@ -23,6 +23,9 @@ struct CommonOptions: ParsableArguments {
     /// Sets up logging to stderr at `level` and makes a closed stdout pipe harmless.
     static func prepareProcess(level: Logger.Level) -> Logger {
         signal(SIGPIPE, SIG_IGN)
+        // A shell starts background jobs with SIGINT ignored; we handle SIGINT as a graceful stop,
+        // so take it back, or `kill -INT` from a script would be lost.
+        signal(SIGINT, SIG_DFL)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level

@@ -47,8 +47,8 @@ public struct SettingsLoader: Sendable {
         var providers: [(provider: any ConfigProvider, source: (String) -> SettingSource)] = []
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
         providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
-        if let file, let fileSource {
-            try Self.checkKeys(inFile: file)
+        // An empty file (or only comments) sets nothing; swift-configuration wants a mapping.
+        if let file, let fileSource, try Self.checkKeys(inFile: file) {
             do {
                 let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(file))
                 providers.append((provider, { _ in fileSource }))
@@ -113,8 +113,8 @@ public struct SettingsLoader: Sendable {
         return EnvironmentVariablesProvider(environmentVariables: stripped)
     }
 
-    /// Checks the file's syntax and that every key in it is known.
-    static func checkKeys(inFile path: String) throws(SettingsError) {
+    /// Checks the file's syntax and that every key in it is known; false when it holds nothing.
+    static func checkKeys(inFile path: String) throws(SettingsError) -> Bool {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -129,7 +129,7 @@ public struct SettingsLoader: Sendable {
         } catch {
             throw SettingsError("\(path): not valid YAML: \(error)")
         }
-        guard let root else { return }  // an empty file sets nothing
+        guard let root else { return false }
         guard case .mapping(let mapping) = root else {
             throw SettingsError("\(path): must hold sections such as `sender:` and `receiver:` with keys under them")
         }
@@ -137,6 +137,7 @@ public struct SettingsLoader: Sendable {
             let source = SettingSource.file(line.map { "\(path):\($0)" } ?? path)
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
+        return true
     }
 
     /// Dotted names of every value in the mapping, with their 1-based line numbers.

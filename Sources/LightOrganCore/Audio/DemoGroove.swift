@@ -73,7 +73,7 @@ public struct DemoGroove: AudioSource {
                 mix += 0.09 * (sin(phase) + 0.2 * sin(3 * phase)) * exp(-sinceStab / 0.08)
             }
         }
-        return Float(tanh(mix))
+        return Float(0.88 * tanh(mix))  // soft clip, peaks below 0.9
     }
 
     /// White noise, uniform in −1…1, from a 32-bit xorshift generator.

@@ -175,5 +175,10 @@ public struct WAVFileError: Error, CustomStringConvertible, Equatable {
     /// What is wrong, as the end of a sentence that starts with the path.
     public var problem: String
 
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
     public var description: String { "\(path) \(problem)" }
 }

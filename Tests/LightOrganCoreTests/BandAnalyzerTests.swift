@@ -1,0 +1,54 @@
+import LightOrganCore
+import Testing
+
+@Suite("Band analysis")
+struct BandAnalyzerTests {
+    @Test(
+        "a steady tone lights its own band and leaves the others dark",
+        arguments: [(60.0, Band.bass), (1000, .mid), (10_000, .treble)]
+    )
+    func toneLightsItsBand(frequency: Double, band: Band) throws {
+        let frames = try analyse(ToneSource(frequency: frequency, amplitude: 0.5), seconds: 2)
+        let settled = frames.dropFirst(50)  // after the first half second
+        for frame in settled {
+            #expect(frame[band] >= 200, "\(frequency) Hz: \(frame)")
+            for other in Band.allCases where other != band {
+                #expect(frame[other] <= 10, "\(frequency) Hz: \(frame)")
+            }
+        }
+    }
+
+    @Test("stereo input is analysed like the same signal in mono")
+    func stereoMatchesMono() throws {
+        let mono = try analyse(ToneSource(frequency: 60, channels: 1), seconds: 1)
+        let stereo = try analyse(ToneSource(frequency: 60, channels: 2), seconds: 1)
+        #expect(mono == stereo)
+    }
+
+    @Test("silence gives every lamp off")
+    func silenceIsDark() throws {
+        let frames = try analyse(ToneSource(frequency: 1000, amplitude: 0), seconds: 1)
+        #expect(frames.allSatisfy { $0.isOff })
+    }
+
+    @Test("a tone burst lights within a frame and goes dark within a quarter second after it stops")
+    func burstRisesAndFalls() throws {
+        struct Burst: AudioSource {
+            let format = AudioFormat(sampleRate: 44_100, channels: 1)
+            var tone = ToneSource(frequency: 1000, amplitude: 0.5)
+            var index = 0
+            mutating func read(frames: Int) -> [Float] {
+                let block = tone.read(frames: frames).enumerated().map { offset, sample in
+                    (44_100...66_150).contains(index + offset) ? sample : 0  // on from 1.0 s to 1.5 s
+                }
+                index += frames
+                return block
+            }
+        }
+        let frames = try analyse(Burst(), seconds: 2.5)  // frame k covers audio up to (k + 1) / 100 s
+        #expect(frames[99].mid == 0)
+        #expect(frames[100].mid >= 128, "one frame after the onset: \(frames[100])")
+        let darkAgain = try #require(frames[150...].firstIndex { $0.mid < 128 })
+        #expect((darkAgain - 149) * 10 <= 250, "below half \((darkAgain - 149) * 10) ms after the stop")
+    }
+}

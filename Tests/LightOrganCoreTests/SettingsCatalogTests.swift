@@ -1,0 +1,48 @@
+import LightOrganCore
+import Testing
+
+@Suite("Settings catalog")
+struct SettingsCatalogTests {
+    @Test("suggests the key a typo meant", arguments: [
+        ("sender.prot", "sender.port"), ("sendr.host", "sender.host"), ("receiver.ouptut", "receiver.output"),
+        ("Sender.FPS", "sender.fps"),
+    ])
+    func closestKey(typo: String, meant: String) {
+        #expect(SettingsCatalog.closestKey(to: typo) == meant)
+    }
+
+    @Test("suggests nothing for a word that is no typo")
+    func noSuggestionForStrangers() {
+        #expect(SettingsCatalog.closestKey(to: "volume") == nil)
+    }
+
+    @Test("names environment variables after keys")
+    func environmentNames() {
+        #expect(SettingsCatalog.key(named: "sender.port")?.environmentVariable == "LIGHTORGAN_SENDER_PORT")
+    }
+
+    @Test("rejects values outside what each key allows", arguments: [
+        ("sender.port", "0", "is out of range 1…65535"), ("sender.port", "8.5", "is not a whole number; allowed: 1…65535"),
+        ("sender.fps", "251", "is out of range 10…250"), ("receiver.timeout", "0", "is out of range 0.05…3600 seconds"),
+        ("receiver.timeout", "nan", "is not a number; allowed: 0.05…3600 seconds"),
+        ("receiver.output", "gpio", "is not allowed; allowed: terminal, stdout"),
+        ("sender.host", "", "is not allowed; allowed: a host name or an IPv4/IPv6 address"),
+    ])
+    func rejectsBadValues(key: String, value: String, problem: String) {
+        let raw = RawSetting(value, from: .file("x.yaml"))
+        #expect(throws: SettingsError("x.yaml: \(key) = \(value) \(problem)")) {
+            try SettingsCatalog.resolve([key: raw])
+        }
+    }
+
+    @Test("keeps defaults for keys that are not set, and applies those that are")
+    func resolves() throws {
+        let settings = try SettingsCatalog.resolve([
+            "sender.input": RawSetting("music/song.wav", from: .option("--input")),
+            "receiver.output": RawSetting(" STDOUT ", from: .builtInDefault),
+        ])
+        #expect(settings.sender.input == .wavFile(path: "music/song.wav"))
+        #expect(settings.receiver.output == .stdout)
+        #expect(settings.sender.port == 8181 && settings.receiver.port == 8181 && settings.sender.framesPerSecond == 100)
+    }
+}

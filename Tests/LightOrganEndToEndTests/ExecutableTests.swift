@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// The built `lightorgan` executable, run as a user would.
+@Suite("lightorgan executable")
+struct ExecutableTests {
+    /// `lightorgan`, built next to this test bundle by `swift build`.
+    static let binary: URL = {
+        let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testBundle.deletingLastPathComponent()
+        while directory.path != "/", !FileManager.default.fileExists(atPath: directory.appendingPathComponent("lightorgan").path) {
+            directory = directory.deletingLastPathComponent()
+        }
+        return directory.appendingPathComponent("lightorgan")
+    }()
+
+    struct Run {
+        var status: Int32
+        var reason: Process.TerminationReason
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the executable with `arguments`; sends `signal` after `signalAfter` seconds if given.
+    ///
+    /// Output goes to files and the exit is awaited with a termination handler: nothing here blocks
+    /// a thread of Swift's cooperative pool (on 2 cores, two blocking pipe reads would starve it).
+    static func run(
+        _ arguments: [String], directory: String? = nil, environment: [String: String] = [:],
+        signal: Int32? = nil, after signalAfter: Double = 0
+    ) async throws -> Run {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-run-\(UUID())")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appendingPathComponent("stdout"), errURL = scratch.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LIGHTORGAN_") }
+            .merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        let exited = AsyncStream<Void>.makeStream()
+        process.terminationHandler = { _ in exited.continuation.finish() }
+        try process.run()
+        if let signal {
+            try await Task.sleep(for: .milliseconds(Int(signalAfter * 1000)))
+            kill(process.processIdentifier, signal)
+        }
+        for await _ in exited.stream {}
+        try out.close()
+        try err.close()
+        return Run(
+            status: process.terminationStatus, reason: process.terminationReason,
+            stdout: try String(contentsOf: outURL, encoding: .utf8), stderr: try String(contentsOf: errURL, encoding: .utf8))
+    }
+
+    /// `t=… s  bass … mid … treble …` lines of the demo's plain output.
+    static func plainFrames(_ text: String) -> [[Int]] {
+        text.split(separator: "\n").filter { $0.hasPrefix("t=") }.map { line in
+            line.split(separator: " ").compactMap { Int($0) }
+        }
+    }
+
+    @Test("demo --duration 2 plays moving lamps for two seconds and ends dark")
+    func demoRunsForDuration() async throws {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let run = try await Self.run(["demo", "--duration", "2"])
+        let elapsed = clock.now - started
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        #expect(elapsed >= .seconds(2) && elapsed < .seconds(6), "took \(elapsed)")
+        let frames = Self.plainFrames(run.stdout)
+        #expect((18...23).contains(frames.count), "a line per tenth of a second: \(frames.count)\n\(run.stdout)")
+        for band in 0..<3 {
+            let levels = frames.dropLast().map { $0[band] }
+            #expect(Set(levels).count >= 5, "band \(band) moves: \(levels)")
+            #expect(levels.max()! >= 150, "band \(band) lights up: \(levels)")
+        }
+        #expect(frames.last == [0, 0, 0], "\(run.stdout)")
+    }
+
+    @Test("Ctrl-C ends the demo cleanly with the lamps off")
+    func demoStopsOnInterrupt() async throws {
+        let run = try await Self.run(["demo"], signal: SIGINT, after: 1.5)
+        #expect(run.reason == .exit && run.status == 0, "stderr: \(run.stderr)")
+        #expect(Self.plainFrames(run.stdout).count >= 10)
+        #expect(Self.plainFrames(run.stdout).last == [0, 0, 0])
+    }
+
+    @Test("send and receive in two processes, configured by one settings file, light the receiver's output")
+    func twoProcessesWithSettingsFile() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let port = Int.random(in: 20_000...40_000)
+        try "sender:\n  host: 127.0.0.1\n  port: \(port)\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
+            .write(toFile: directory + "/lightorgan.yaml", atomically: true, encoding: .utf8)
+        async let receiver = Self.run(["receive"], directory: directory, signal: SIGTERM, after: 3.5)
+        try await Task.sleep(for: .milliseconds(500))
+        let sender = try await Self.run(["send"], directory: directory, signal: SIGTERM, after: 2)
+        let received = try await receiver
+        #expect(sender.status == 0, "sender stderr: \(sender.stderr)")
+        #expect(received.status == 0, "receiver stderr: \(received.stderr)")
+        #expect(received.stderr.contains("settings file: lightorgan.yaml"))
+        let lines = received.stdout.split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(lines.count >= 100, "about 100 frames per second for 2 s: \(lines.count)")
+        #expect(lines.allSatisfy { $0.count == 4 && Double($0[0]) != nil && $0[1...].allSatisfy { UInt8($0) != nil } })
+        #expect(lines.contains { $0[1...].contains { UInt8($0)! > 100 } }, "lamps lit")
+        #expect(lines.last?[1...] == ["0", "0", "0"], "dark at the end")
+    }
+
+    @Test("a bad setting stops the command with status 2 and one line naming file, key, value and range")
+    func badSettingExitsTwo() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "sender:\n  port: 99999\n".write(toFile: directory + "/lightorgan.yaml", atomically: true, encoding: .utf8)
+        let run = try await Self.run(["send"], directory: directory)
+        #expect(run.status == 2)
+        #expect(run.stderr == "lightorgan: lightorgan.yaml: sender.port = 99999 is out of range 1…65535\n")
+    }
+
+    @Test("--help of each command explains its options with their defaults")
+    func helpNamesDefaults() async throws {
+        let send = try await Self.run(["send", "--help"])
+        #expect(send.stdout.contains("--port") && send.stdout.contains("Default: 8181"))
+        #expect(send.stdout.contains("Default: 100") && send.stdout.contains("Default: demo"))
+        let receive = try await Self.run(["receive", "--help"])
+        #expect(receive.stdout.contains("--output") && receive.stdout.contains("Default: terminal"))
+        let demo = try await Self.run(["demo", "--help"])
+        #expect(demo.stdout.contains("--duration"))
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import LightOrganCore
+import Logging
+import Synchronization
+
+/// An output that remembers every frame it was shown (a fake for checking what arrives; the
+/// sockets, decoder, services and analysis around it are the real ones).
+final class RecordingOutput: LevelOutput {
+    private let state = Mutex<(frames: [LevelFrame], isShutDown: Bool)>(([], false))
+
+    func show(_ frame: LevelFrame) { state.withLock { $0.frames.append(frame) } }
+    func shutDown() { state.withLock { $0.isShutDown = true } }
+
+    var frames: [LevelFrame] { state.withLock { $0.frames } }
+    var isShutDown: Bool { state.withLock { $0.isShutDown } }
+}
+
+/// A sine at `frequency` Hz, mono 44.1 kHz, amplitude 0.5.
+struct Tone: AudioSource {
+    let format = AudioFormat(sampleRate: 44_100, channels: 1)
+    let frequency: Double
+    private var index = 0
+
+    init(frequency: Double) { self.frequency = frequency }
+
+    mutating func read(frames: Int) -> [Float] {
+        defer { index += frames }
+        return (index..<index + frames).map { Float(0.5 * sin(2 * .pi * frequency * Double($0) / 44_100)) }
+    }
+}
+
+let quietLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return logger
+}()
+
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
+func eventually(within timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
