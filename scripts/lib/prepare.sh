@@ -1,0 +1,49 @@
+# Sourced by scripts/demo and scripts/test: finds Swift and installs the Debian packages that are missing.
+# Works on Debian bookworm/trixie and Raspberry Pi OS; needs root or sudo only when something is missing.
+set -euo pipefail
+
+repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo_root"
+
+say() { printf '%s\n' "lightorgan: $*" >&2; }
+
+# Packages that Swift needs to build and link on Debian (swift.org's list for Debian 12, minus the
+# ones only the REPL uses), plus tmux for trying the terminal lamps by hand. Later features add theirs here.
+build_packages=(binutils git libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
+    libstdc++-12-dev libxml2-dev libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev)
+
+install_missing() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" || missing+=("$package")
+    done
+    ((${#missing[@]})) || return 0
+    say "installing ${missing[*]}"
+    local sudo=()
+    [[ $(id -u) == 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+find_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        for candidate in /opt/swift/usr/bin "$HOME/.local/share/swiftly/bin" /usr/share/swift/usr/bin; do
+            [[ -x $candidate/swift ]] && export PATH="$candidate:$PATH" && break
+        done
+    fi
+    if ! command -v swift >/dev/null 2>&1; then
+        say "Swift 6 is not installed. Install it with swiftly (https://www.swift.org/install/linux/),"
+        say "for example: curl -O https://download.swift.org/swiftly/linux/swiftly-\$(uname -m).tar.gz && tar zxf swiftly-*.tar.gz && ./swiftly init"
+        say "then open a new shell and run this command again."
+        exit 1
+    fi
+    local version
+    version=$(swift --version 2>&1 | grep -o 'Swift version [0-9]*' | grep -o '[0-9]*$' || echo 0)
+    if ((version < 6)); then
+        say "Swift $version found; lightorgan needs Swift 6.2 or newer (https://www.swift.org/install/linux/)"
+        exit 1
+    fi
+}
+
+install_missing "${build_packages[@]}"
+find_swift
