@@ -3,6 +3,8 @@ import Foundation
 import LightOrganCore
 import LightOrganSettings
 import Logging
+import ServiceLifecycle
+import UnixSignals
 
 /// Options every command has: which settings file, how much to log.
 struct CommonOptions: ParsableArguments {
@@ -34,8 +36,14 @@ struct CommonOptions: ParsableArguments {
         return Logger(label: "lightorgan")
     }
 
-    /// Loads settings with `options` (key → value, option name) on top, or exits with status 2.
-    func loadSettings(options: [String: (value: String, option: String)], logger: Logger) async throws -> Settings {
+    /// Loads settings with the options that were given on top, or fails with status 2.
+    ///
+    /// - Parameter overrides: each option's value (nil when not given), its name and the key it sets.
+    func loadSettings(_ overrides: [(value: String?, option: String, key: String)], logger: Logger) async throws -> Settings {
+        var options: [String: (value: String, option: String)] = [:]
+        for override in overrides {
+            if let value = override.value { options[override.key] = (value, override.option) }
+        }
         do {
             let loaded = try await SettingsLoader(options: options).load(configPath: configPath)
             if let file = loaded.file {
@@ -83,11 +91,9 @@ extension AsyncParsableCommand {
     }
 }
 
-/// Collects the options that were given into the settings loader's form.
-struct OptionValues {
-    private(set) var values: [String: (value: String, option: String)] = [:]
-
-    mutating func add(_ value: String?, option: String, key: String) {
-        if let value { values[key] = (value, option) }
-    }
+/// Runs `services` until they end or SIGINT/SIGTERM stops them gracefully.
+func runUntilStopped(_ services: [ServiceGroupConfiguration.ServiceConfiguration], logger: Logger) async throws {
+    let group = ServiceGroup(
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    try await group.run()
 }

@@ -5,7 +5,6 @@ import LightOrganOutput
 import LightOrganServices
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// `lightorgan demo`: sender and receiver in one process, over a real TCP socket on loopback.
 struct DemoCommand: AsyncParsableCommand {
@@ -76,10 +75,7 @@ struct DemoCommand: AsyncParsableCommand {
                         service: DurationLimit(.milliseconds(Int64(duration * 1000))),
                         successTerminationBehavior: .gracefullyShutdownGroup))
             }
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-            try await group.run()
+            try await runUntilStopped(services, logger: logger)
         }
     }
 }

@@ -4,7 +4,6 @@ import LightOrganOutput
 import LightOrganServices
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// `lightorgan receive`: accept senders and drive the lamps.
 struct ReceiveCommand: AsyncParsableCommand {
@@ -21,12 +20,11 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = common.prepareProcess()
-            var options = OptionValues()
-            options.add(bind, option: "--bind", key: "receiver.bind")
-            options.add(port, option: "--port", key: "receiver.port")
-            options.add(output, option: "--output", key: "receiver.output")
-            options.add(timeout, option: "--timeout", key: "receiver.timeout")
-            let settings = try await common.loadSettings(options: options.values, logger: logger).receiver
+            let overrides = [
+                (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"),
+                (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
+            ]
+            let settings = try await common.loadSettings(overrides, logger: logger).receiver
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(
@@ -34,9 +32,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             } catch {
                 throw Failure.runtime("\(error)")
             }
-            let group = ServiceGroup(
-                services: [receiver], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-            try await group.run()
+            try await runUntilStopped([.init(service: receiver)], logger: logger)
         }
     }
 

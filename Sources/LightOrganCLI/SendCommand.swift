@@ -3,7 +3,6 @@ import LightOrganCore
 import LightOrganServices
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// `lightorgan send`: analyse audio and stream frames to a receiver.
 struct SendCommand: AsyncParsableCommand {
@@ -20,18 +19,15 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = common.prepareProcess()
-            var options = OptionValues()
-            options.add(host, option: "--host", key: "sender.host")
-            options.add(port, option: "--port", key: "sender.port")
-            options.add(fps, option: "--fps", key: "sender.fps")
-            options.add(input, option: "--input", key: "sender.input")
-            let settings = try await common.loadSettings(options: options.values, logger: logger).sender
+            let overrides = [
+                (host, "--host", "sender.host"), (port, "--port", "sender.port"), (fps, "--fps", "sender.fps"),
+                (input, "--input", "sender.input"),
+            ]
+            let settings = try await common.loadSettings(overrides, logger: logger).sender
             let source = try AudioSourceFactory.open(settings.input)
             logger.info("input: \(settings.input) (\(source.format))")
             let sender = SenderService(settings: settings, source: source, logger: logger)
-            let group = ServiceGroup(
-                services: [sender], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-            try await group.run()
+            try await runUntilStopped([.init(service: sender)], logger: logger)
         }
     }
 }
