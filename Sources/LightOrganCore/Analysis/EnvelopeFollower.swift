@@ -6,8 +6,10 @@ import Foundation
 /// and the release coefficient below it. A time constant τ (seconds) gives `a = exp(−1 / (τ·fs))`:
 /// after τ the envelope has covered 63 % of a step. The output is a linear amplitude (1 = full scale).
 public struct EnvelopeFollower: Sendable {
-    private let attackCoefficient: Float
-    private let releaseCoefficient: Float
+    /// Per-sample coefficient while rising, `exp(−1 / (attack·fs))`.
+    public let attackCoefficient: Float
+    /// Per-sample coefficient while falling, `exp(−1 / (release·fs))`.
+    public let releaseCoefficient: Float
     /// The current envelope, linear amplitude ≥ 0.
     public private(set) var envelope: Float = 0
 
