@@ -23,6 +23,10 @@ public struct AnalysisParameters: Sendable, Hashable {
     /// A band more than this many dB below the loudest band's running peak is off, so one band's
     /// gain never pumps the leakage of a loud neighbour up to brightness.
     public var crossBandFloor: Double = 36
+    /// The lamp's span never shrinks below this, dB: a band whose running peak is only a few dB
+    /// above its floor (a click's leakage, a faint band next to a loud one) stays dim instead of
+    /// being stretched to full brightness.
+    public var minimumSpan: Double = 20
 
     public init() {}
 

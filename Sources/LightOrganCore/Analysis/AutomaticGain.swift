@@ -7,7 +7,8 @@ import Foundation
 /// ``AnalysisParameters/minimumPeak``. A band's level is its envelope's position between
 /// `floor` and its running peak, linear in dB (so it reads as loudness), where `floor` is the
 /// highest of: the peak minus the dynamic range, the noise gate, and the loudest band's peak minus
-/// the cross-band floor. Below the floor the level is 0.
+/// the cross-band floor, over a span of at least ``AnalysisParameters/minimumSpan``. Below the
+/// floor the level is 0.
 public struct AutomaticGain: Sendable {
     private let parameters: AnalysisParameters
     /// Running peaks per band, dBFS.
@@ -32,8 +33,7 @@ public struct AutomaticGain: Sendable {
                 peaks[band] - parameters.dynamicRange,
                 parameters.noiseGate,
                 loudestPeak - parameters.crossBandFloor)
-            let span = peaks[band] - floor
-            guard span > 0 else { return 0 }
+            let span = max(peaks[band] - floor, parameters.minimumSpan)
             return Float(min(max((decibels[band] - floor) / span, 0), 1))
         }
     }

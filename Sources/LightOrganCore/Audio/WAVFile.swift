@@ -37,7 +37,8 @@ public struct WAVFile: AudioSource {
     public let name: String
     private let data: Data
     private let dataOffset: Int
-    private var position = 0
+    /// Sample frames read so far.
+    public private(set) var position = 0
 
     /// Opens and checks the WAV file at `path`.
     public init(path: String) throws(WAVFileError) {

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import LightOrganCore
+import Logging
+
+/// `lightorgan analyze FILE.wav`: the sender's analysis, as fast as possible, as CSV.
+struct AnalyzeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse a WAV file as fast as possible and write the frames as CSV to stdout.",
+        discussion: """
+            Columns: t_s (audio time in seconds of the last sample that contributed to the frame), \
+            bass, mid, treble (0…255). The analysis is the one `lightorgan send` runs.
+            """)
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The WAV file (16/24/32-bit PCM or 32-bit float, any channel count and rate).")
+    var file: String
+
+    @Option(help: "Frames per second, 10…1000 (default: sender.fps from the settings, 100).")
+    var fps: Int?
+
+    @Option(help: "Also draw the waveform and the three levels over time into this SVG file.")
+    var plot: String?
+
+    func validate() throws {
+        if let fps, !(10...1000).contains(fps) { throw ValidationError("--fps must be in 10…1000, not \(fps)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let logger = CommonOptions.prepareProcess(level: common.verbose ? .debug : .warning)
+            var framesPerSecond = fps ?? 0
+            if fps == nil { framesPerSecond = try await common.loadSettings([], logger: logger).sender.framesPerSecond }
+            let wav: WAVFile
+            do {
+                wav = try WAVFile(path: file)
+            } catch {
+                throw Failure.badSetting("\(error)")
+            }
+            // The plot reads the file a second time, in step with the analysis.
+            var plotter = plot.map { _ in
+                LevelPlot(title: "\(file) — \(framesPerSecond) frames/s", sampleRate: wav.format.sampleRate, duration: wav.duration)
+            }
+            var waveform = wav
+            var producer = FrameProducer(source: wav)
+            var progress = ProgressBar(total: wav.duration)
+            var output = "t_s,bass,mid,treble\n"
+            var tick = 1
+            while let frame = try producer.frame(upTo: Double(tick) / Double(framesPerSecond)) {
+                let time = Double(producer.consumedFrames - 1) / wav.format.sampleRate
+                output += "\(String(format: "%.6f", time)),\(frame.bass),\(frame.mid),\(frame.treble)\n"
+                if plotter != nil {
+                    let channels = wav.format.channels
+                    let samples = waveform.read(frames: producer.consumedFrames - waveform.position)
+                    plotter!.addWaveform(stride(from: 0, to: samples.count, by: channels).map { samples[$0] })
+                    plotter!.addFrame(frame, at: time)
+                }
+                if output.utf8.count > 1 << 16 {
+                    FileHandle.standardOutput.write(Data(output.utf8))
+                    output.removeAll(keepingCapacity: true)
+                }
+                progress.update(time)
+                tick += 1
+            }
+            FileHandle.standardOutput.write(Data(output.utf8))
+            progress.finish()
+            if let plot, let plotter {
+                do {
+                    try plotter.svg().write(toFile: plot, atomically: true, encoding: .utf8)
+                } catch {
+                    throw Failure.runtime("cannot write \(plot): \(error.localizedDescription)")
+                }
+            }
+        }
+    }
+}
