@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .executable(name: "lightorgan", targets: ["LightOrganCLI"]),
         .library(name: "LightOrganCore", targets: ["LightOrganCore"]),
+        .executable(name: "lightorgan-bench", targets: ["LightOrganBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -85,6 +86,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The analysis CPU benchmark (scripts/bench-analysis runs it in a release build).
+        .executableTarget(
+            name: "LightOrganBench",
+            dependencies: ["LightOrganCore"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -136,3 +136,50 @@ struct ExecutableTests {
         #expect(demo.stdout.contains("--duration"))
     }
 }
+
+@Suite("lightorgan analyze")
+struct AnalyzeTests {
+    func writeWAV(seconds: Double, frequency: Double) throws -> String {
+        var data = Data("RIFF".utf8)
+        let count = Int(seconds * 44_100)
+        func le(_ value: Int, _ bytes: Int) { for i in 0..<bytes { data.append(UInt8(truncatingIfNeeded: value >> (8 * i))) } }
+        le(36 + count * 4, 4)
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        le(16, 4); le(1, 2); le(2, 2); le(44_100, 4); le(44_100 * 4, 4); le(4, 2); le(16, 2)
+        data.append(contentsOf: Array("data".utf8))
+        le(count * 4, 4)
+        for index in 0..<count {
+            let value = Int(16_000 * sin(2 * .pi * frequency * Double(index) / 44_100))
+            le(value, 2); le(value, 2)
+        }
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("analyze-\(UUID()).wav").path
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("writes one CSV row per frame with the audio time of its last sample, and an SVG plot")
+    func csvAndPlot() async throws {
+        let wav = try writeWAV(seconds: 1, frequency: 60)
+        let plot = wav + ".svg"
+        let run = try await ExecutableTests.run(["analyze", wav, "--fps", "1000", "--plot", plot])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdout.split(separator: "\n")
+        #expect(lines.first == "t_s,bass,mid,treble")
+        #expect(lines.count == 1001)
+        #expect(lines[1] == "0.000975,0,0,0" || lines[1].hasPrefix("0.000975,"))
+        #expect(lines.last?.hasPrefix("0.999977,") == true)
+        let last = lines.last!.split(separator: ",").compactMap { Int($0) }
+        #expect(last[0] >= 200 && last[1] <= 10 && last[2] <= 10, "60 Hz lights bass: \(last)")
+        let svg = try String(contentsOfFile: plot, encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: "<polyline").count == 4)
+    }
+
+    @Test("refuses a file that is not WAV with status 2 and says what it found")
+    func refusesNonWAV() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("x-\(UUID()).mp3").path
+        try Data("ID3\u{3}junkjunkjunk".utf8).write(to: URL(fileURLWithPath: path))
+        let run = try await ExecutableTests.run(["analyze", path])
+        #expect(run.status == 2)
+        #expect(run.stderr.contains("is not a WAV file (it starts with \"ID3.\""))
+    }
+}

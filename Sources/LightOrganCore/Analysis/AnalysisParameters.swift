@@ -11,11 +11,17 @@ public struct AnalysisParameters: Sendable, Hashable {
     public var attack: Double = 0.001
     /// Envelope release time constant, seconds.
     public var release: Double = 0.060
-    /// Span of the lamp from off to full, dB: a band at its running peak shows 255,
-    /// `dynamicRange` dB below it shows 0.
+    /// Span of the lamp below the running peak, dB: `dynamicRange` dB below the peak shows 0.
     public var dynamicRange: Double = 30
     /// How fast the running peak of a band falls when the music gets quieter, dB per second.
     public var peakFallRate: Double = 6
+    /// Time constant with which the running peak rises to a louder level, seconds: a transient
+    /// (a kick, an onset from silence) overshoots it and flashes to full brightness, a sustained
+    /// note settles just below full.
+    public var peakRiseTime: Double = 0.25
+    /// Full brightness lies this far above the running peak, dB: a sustained level shows about
+    /// 90 % brightness, leaving the top for transients.
+    public var headroom: Double = 3
     /// The running peak never falls below this, dBFS: near-silence is not amplified to full brightness.
     public var minimumPeak: Double = -50
     /// Anything below this is off, dBFS: hiss and hum in silence stay dark.

@@ -2,13 +2,14 @@ import Foundation
 
 /// Maps the envelopes of the three bands to 0…1 with an automatic gain per band.
 ///
-/// Each band keeps a running peak (dBFS) that jumps up to any louder envelope at once and falls
-/// at ``AnalysisParameters/peakFallRate`` when the music gets quieter, never below
-/// ``AnalysisParameters/minimumPeak``. A band's level is its envelope's position between
-/// `floor` and its running peak, linear in dB (so it reads as loudness), where `floor` is the
-/// highest of: the peak minus the dynamic range, the noise gate, and the loudest band's peak minus
-/// the cross-band floor, over a span of at least ``AnalysisParameters/minimumSpan``. Below the
-/// floor the level is 0.
+/// Each band keeps a running peak (dBFS) that rises towards a louder envelope with the time
+/// constant ``AnalysisParameters/peakRiseTime`` and falls at ``AnalysisParameters/peakFallRate``
+/// (never below the envelope, nor below ``AnalysisParameters/minimumPeak``). A band's level is
+/// its envelope's position between `floor` and `peak + headroom`, linear in dB (so it reads as
+/// loudness), where `floor` is the highest of: the peak minus the dynamic range, the noise gate, and
+/// the loudest band's peak minus the cross-band floor; the span is at least
+/// ``AnalysisParameters/minimumSpan``. Below the floor the level is 0; a transient above the top
+/// is full brightness.
 public struct AutomaticGain: Sendable {
     private let parameters: AnalysisParameters
     /// Running peaks per band, dBFS.
@@ -24,8 +25,14 @@ public struct AutomaticGain: Sendable {
     public mutating func levels(envelopes: [Float], elapsed: Double) -> [Float] {
         let decibels = envelopes.map { Self.decibels($0) }
         let fall = parameters.peakFallRate * elapsed
+        let rise = 1 - exp(-elapsed / parameters.peakRiseTime)
         for band in peaks.indices {
-            peaks[band] = max(decibels[band], peaks[band] - fall, parameters.minimumPeak)
+            let level = decibels[band]
+            if level > peaks[band] {
+                peaks[band] += (level - peaks[band]) * rise
+            } else {
+                peaks[band] = max(level, peaks[band] - fall, parameters.minimumPeak)
+            }
         }
         let loudestPeak = peaks.max() ?? parameters.minimumPeak
         return peaks.indices.map { band in
@@ -33,7 +40,7 @@ public struct AutomaticGain: Sendable {
                 peaks[band] - parameters.dynamicRange,
                 parameters.noiseGate,
                 loudestPeak - parameters.crossBandFloor)
-            let span = max(peaks[band] - floor, parameters.minimumSpan)
+            let span = max(peaks[band] + parameters.headroom - floor, parameters.minimumSpan)
             return Float(min(max((decibels[band] - floor) / span, 0), 1))
         }
     }

@@ -25,7 +25,8 @@ public struct FrameProducer: Sendable {
     /// Audio time of the last sample analysed, seconds from the start of the source.
     public var audioTime: Double { Double(consumedFrames) / source.format.sampleRate }
 
-    /// The frame for the audio up to `audioTime` seconds, or nil once the source has ended.
+    /// The frame for the audio up to `audioTime` seconds, or nil once the source has ended (a
+    /// last, partial block still makes a frame; a block with no sample left does not).
     public mutating func frame(upTo audioTime: Double) throws -> LevelFrame? {
         guard !isFinished else { return nil }
         let format = source.format
@@ -39,8 +40,10 @@ public struct FrameProducer: Sendable {
         }
         if due > 0 {
             let samples = try source.read(frames: due)
-            consumedFrames += samples.count / format.channels
             if samples.count < due * format.channels { isFinished = true }
+            // A frame holds at least one new sample: at the end of the source, no empty frame.
+            guard !samples.isEmpty else { return nil }
+            consumedFrames += samples.count / format.channels
             analyzer.process(interleaved: samples, channels: format.channels)
         }
         return analyzer.nextFrame()
