@@ -32,6 +32,19 @@ let package = Package(
             name: "LightOrganCore",
             swiftSettings: swiftSettings
         ),
+        // libasound2, seen from Swift; and the 10 lines of C that Swift cannot write (a variadic callback).
+        .systemLibrary(
+            name: "CALSA",
+            pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]
+        ),
+        .target(name: "CALSAShim", dependencies: ["CALSA"]),
+        // Adapter: audio inputs — ALSA capture, raw PCM on stdin, the PipeWire/PulseAudio monitor.
+        .target(
+            name: "LightOrganAudio",
+            dependencies: ["LightOrganCore", "CALSA", "CALSAShim"],
+            swiftSettings: swiftSettings
+        ),
         // Adapter: the settings file, environment and flags, read with swift-configuration.
         .target(
             name: "LightOrganSettings",
@@ -77,6 +90,7 @@ let package = Package(
         .executableTarget(
             name: "LightOrganCLI",
             dependencies: [
+                "LightOrganAudio",
                 "LightOrganCore",
                 "LightOrganSettings",
                 "LightOrganOutput",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LightOrganAudio
 import LightOrganCore
 import LightOrganSettings
 import Logging
@@ -62,6 +63,18 @@ struct CommonOptions: ParsableArguments {
     static func help(_ key: String) -> ArgumentHelp {
         let entry = SettingsCatalog.key(named: key)!
         return ArgumentHelp("\(entry.summary) Default: \(entry.defaultValue). Setting: \(key); allowed: \(entry.allowed).")
+    }
+}
+
+/// Opens the audio input the settings name: a bad file is a bad setting (status 2), a missing
+/// device or server is a runtime failure (status 1); both are one line.
+func openAudioInput(_ settings: SenderSettings) throws -> any AudioSource {
+    do {
+        return try AudioInputs.open(settings)
+    } catch let error as WAVFileError {
+        throw Failure.badSetting("sender.input: \(error)")
+    } catch {
+        throw Failure.runtime("\(error)")
     }
 }
 

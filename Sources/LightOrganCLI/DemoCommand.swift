@@ -16,7 +16,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds (default: run until Ctrl-C).")
     var duration: Double?
 
-    @Option(help: "Audio: demo (the built-in groove of kick, snare, hi-hat, bass and chords) or a .wav file.")
+    @Option(help: "Audio: demo (the built-in groove of kick, snare, hi-hat, bass and chords), monitor, a .wav file or an ALSA device.")
     var input = "demo"
 
     @Option(help: "Frames per second, 10…250.")
@@ -39,8 +39,8 @@ struct DemoCommand: AsyncParsableCommand {
             let logger = CommonOptions.prepareProcess(level: verbose ? .debug : .warning)
             var sender = SenderSettings()
             sender.framesPerSecond = fps
-            sender.input = input.lowercased() == "demo" ? .demo : .wavFile(path: input)
-            let source = try AudioSourceFactory.open(sender.input)
+            sender.input = AudioInputChoice(parsing: input)
+            let source = try openAudioInput(sender)
 
             let output = OutputChoice(rawValue: output) ?? .terminal
             var receiverSettings = ReceiverSettings()

@@ -15,19 +15,24 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("sender.port")) var port: String?
     @Option(help: CommonOptions.help("sender.fps")) var fps: String?
     @Option(help: CommonOptions.help("sender.input")) var input: String?
+    @Option(help: CommonOptions.help("sender.rate")) var rate: String?
+    @Option(help: CommonOptions.help("sender.channels")) var channels: String?
+    @Option(help: CommonOptions.help("sender.format")) var format: String?
 
     func run() async throws {
         try await reportingFailures {
             let logger = common.prepareProcess()
             let overrides = [
                 (host, "--host", "sender.host"), (port, "--port", "sender.port"), (fps, "--fps", "sender.fps"),
-                (input, "--input", "sender.input"),
+                (input, "--input", "sender.input"), (rate, "--rate", "sender.rate"),
+                (channels, "--channels", "sender.channels"), (format, "--format", "sender.format"),
             ]
             let settings = try await common.loadSettings(overrides, logger: logger).sender
-            let source = try AudioSourceFactory.open(settings.input)
+            let source = try openAudioInput(settings)
             logger.info("input: \(settings.input) (\(source.format))")
             let sender = SenderService(settings: settings, source: source, logger: logger)
-            try await runUntilStopped([.init(service: sender)], logger: logger)
+            // The end of the audio (a file, stdin) ends the command normally.
+            try await runUntilStopped([.init(service: sender, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
         }
     }
 }

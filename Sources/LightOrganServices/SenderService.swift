@@ -6,31 +6,40 @@ public import ServiceLifecycle
 
 /// `lightorgan send`: analyses audio in real time and streams frames to a receiver over TCP.
 ///
-/// Data flow: ``AudioSource`` → ``FrameProducer`` (crossovers, envelopes, AGC) → one 3-byte frame
-/// per tick at `sender.fps` → TCP (``FrameLink``, TCP_NODELAY). Ticks are on a fixed grid of the
-/// monotonic clock, so the rate does not drift. When the receiver is not there, it retries with
-/// backoff (0.25 s doubling to 2 s) and logs once per change of state. On graceful shutdown or at the
-/// end of a file it sends an all-off frame (so even a 2016 receiver goes dark) and closes cleanly.
+/// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC; one frame per
+/// 1/`sender.fps` s of audio, newest wins) → 3 bytes → TCP (``FrameLink``, TCP_NODELAY).
+/// When the receiver is not there, it retries with backoff (0.25 s doubling to 2 s) and logs once
+/// per change of state, while the analysis goes on. On graceful shutdown or at the end of the
+/// audio it sends an all-off frame (so even a 2016 receiver goes dark) and closes cleanly.
 public struct SenderService: Service {
     private let settings: SenderSettings
-    private let producer: FrameProducer
+    private let source: any AudioSource
     private let logger: Logger
 
     public init(settings: SenderSettings, source: any AudioSource, logger: Logger) {
         self.settings = settings
-        self.producer = FrameProducer(source: source)
+        self.source = source
         self.logger = logger
     }
 
     public func run() async throws {
-        var producer = self.producer
-        let clock = ContinuousClock()
-        let start = clock.now
-        let period = Duration.seconds(1) / settings.framesPerSecond
+        let (stream, stop) = FrameStream.start(source: source, framesPerSecond: settings.framesPerSecond)
+        // On SIGINT/SIGTERM the frames end, wherever the loop below waits.
+        try await withGracefulShutdownHandler {
+            try await send(stream)
+        } onGracefulShutdown: {
+            stop()
+        }
+    }
+
+    private func send(_ stream: AsyncThrowingStream<LevelFrame, any Error>) async throws {
+        let format = source.format
+        var frames = stream.makeAsyncIterator()
         var backoff = Duration.milliseconds(250)
         var lastFailure: String?
+        var ended = false
 
-        while !Task.isShuttingDownGracefully, !Task.isCancelled, !producer.isFinished {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled, !ended {
             let link: FrameLink
             do {
                 link = try await FrameLink.connect(host: settings.host, port: settings.port)
@@ -50,17 +59,15 @@ public struct SenderService: Service {
             }
             backoff = .milliseconds(250)
             lastFailure = nil
-            logger.info(
-                "streaming \(producer.source.format) audio as \(settings.framesPerSecond) frames/s to \(link.remoteDescription)")
+            logger.info("streaming \(format) audio as \(settings.framesPerSecond) frames/s to \(link.remoteDescription)")
             do {
                 try await link.channel.executeThenClose { _, outbound in
                     var buffer = link.channel.channel.allocator.buffer(capacity: LevelFrame.byteCount)
-                    var tick = Int(((clock.now - start) / period).rounded(.down))
-                    while !Task.isShuttingDownGracefully, !Task.isCancelled {
-                        tick += 1
-                        try await clock.sleep(until: start + period * tick)
-                        let audioTime = (clock.now - start) / .seconds(1)
-                        guard let frame = try producer.frame(upTo: audioTime) else { break }
+                    while true {
+                        guard let frame = try await frames.next() else {
+                            ended = true
+                            break
+                        }
                         buffer.clear()
                         buffer.writeLevelFrame(frame)
                         try await outbound.write(buffer)
@@ -69,7 +76,7 @@ public struct SenderService: Service {
                     buffer.writeLevelFrame(.off)
                     try await outbound.write(buffer)
                 }
-                logger.info(producer.isFinished ? "end of audio; connection closed" : "connection closed")
+                logger.info(Task.isShuttingDownGracefully ? "stopping; connection closed" : ended ? "end of audio; connection closed" : "connection closed")
             } catch is CancellationError {
                 break
             } catch {

@@ -93,8 +93,9 @@ struct SettingsLoaderTests {
             "environment LIGHTORGAN_RECEIVER_OUTPT: unknown key LIGHTORGAN_RECEIVER_OUTPT; did you mean LIGHTORGAN_RECEIVER_OUTPUT?",
             environment: ["LIGHTORGAN_RECEIVER_OUTPT": "stdout"])
         await expectError(
-            "lightorgan.yaml:1: unknown key volume; known keys: sender.host, sender.port, sender.fps, sender.input, receiver.bind, receiver.port, receiver.output, receiver.timeout",
+            "lightorgan.yaml:1: unknown key volume; known keys: \(SettingsCatalog.keys.map(\.name).joined(separator: ", "))",
             file: "volume: 11\n")
+        #expect(SettingsCatalog.keys.map(\.name).starts(with: ["sender.host", "sender.port", "sender.fps", "sender.input"]))
     }
 
     @Test("reports broken YAML with its position")

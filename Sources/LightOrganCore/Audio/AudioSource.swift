@@ -17,14 +17,23 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
 
 /// A pull source of audio: interleaved `Float` samples, full scale ±1.
 ///
-/// Sources here are not paced: they return what is asked as fast as they can. Pacing to real time
-/// is the caller's job (the sender reads exactly the samples that are due at each frame tick).
+/// Two kinds: a *stored* source (a file, the synthesised groove) returns what is asked as fast as
+/// it can, and the caller paces it to real time; a *live* source (``isLive``: a sound card, a
+/// pipe) blocks until the audio has happened, so the device's clock paces it.
 public protocol AudioSource: Sendable {
     /// The format of every block returned by ``read(frames:)``.
     var format: AudioFormat { get }
 
+    /// True when reads block until the audio has happened (capture devices, pipes).
+    var isLive: Bool { get }
+
     /// Reads up to `frames` sample frames (`frames × channels` samples, interleaved).
     ///
-    /// Returns fewer only at the end of the source, and an empty array once it has ended.
+    /// A stored source returns fewer only at its end; a live source may return fewer whenever
+    /// fewer have arrived. An empty array means the source has ended.
     mutating func read(frames: Int) throws -> [Float]
+}
+
+extension AudioSource {
+    public var isLive: Bool { false }
 }

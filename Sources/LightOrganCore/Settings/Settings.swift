@@ -20,21 +20,50 @@ public struct SenderSettings: Sendable, Equatable {
     public var framesPerSecond = 100
     /// Where the audio comes from.
     public var input = AudioInputChoice.demo
+    /// Raw PCM on stdin: sample rate, Hz (8000…192000).
+    public var rawRate = 44_100
+    /// Raw PCM on stdin: interleaved channels (1…8).
+    public var rawChannels = 2
+    /// Raw PCM on stdin: sample layout.
+    public var rawFormat = SampleFormat.s16le
 
     public init() {}
 }
 
 /// Where the sender's audio comes from.
+///
+/// Written in settings as: `demo`; `monitor`; `-` (stdin); a path ending in `.wav` or containing
+/// `/` (a WAV file); anything else is an ALSA PCM name (`default`, `hw:1,0`, `plughw:…`, `pulse`).
 public enum AudioInputChoice: Sendable, Equatable, CustomStringConvertible {
     /// The built-in synthesised groove (``DemoGroove``): needs no sound card.
     case demo
     /// A WAV file, played in real time.
     case wavFile(path: String)
+    /// What this machine plays: the monitor of the PipeWire/PulseAudio default output.
+    case monitor
+    /// Raw PCM on standard input, laid out as `sender.rate`, `sender.channels`, `sender.format` say.
+    case standardInput
+    /// An ALSA capture PCM by name.
+    case alsa(name: String)
+
+    /// Reads the setting's text.
+    public init(parsing text: String) {
+        switch text.lowercased() {
+        case "demo": self = .demo
+        case "monitor": self = .monitor
+        case "-": self = .standardInput
+        default:
+            self = text.lowercased().hasSuffix(".wav") || text.contains("/") ? .wavFile(path: text) : .alsa(name: text)
+        }
+    }
 
     public var description: String {
         switch self {
         case .demo: "demo"
         case .wavFile(let path): path
+        case .monitor: "monitor"
+        case .standardInput: "- (stdin)"
+        case .alsa(let name): "ALSA \(name)"
         }
     }
 }

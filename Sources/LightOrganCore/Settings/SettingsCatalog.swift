@@ -21,9 +21,19 @@ public enum SettingsCatalog {
             "sender.fps", default: 100, range: 10...250, summary: "Frames sent per second."
         ) { $0.sender.framesPerSecond = $1 },
         .text(
-            "sender.input", default: "demo", allowed: "demo, or the path of a .wav file",
-            summary: "Audio to analyse: demo (a built-in groove) or a WAV file played in real time."
-        ) { $0.sender.input = $1.lowercased() == "demo" ? .demo : .wavFile(path: $1) },
+            "sender.input", default: "demo",
+            allowed: "demo, monitor, - (stdin), a .wav file, or an ALSA capture device (default, hw:1,0, pulse…)",
+            summary: "Audio to analyse: demo (built-in groove), monitor (what this machine plays), - (raw PCM on stdin), a WAV file, or an ALSA device."
+        ) { $0.sender.input = AudioInputChoice(parsing: $1) },
+        .integer(
+            "sender.rate", default: 44_100, range: 8_000...192_000, summary: "Raw PCM on stdin: sample rate, Hz."
+        ) { $0.sender.rawRate = $1 },
+        .integer(
+            "sender.channels", default: 2, range: 1...8, summary: "Raw PCM on stdin: interleaved channels."
+        ) { $0.sender.rawChannels = $1 },
+        .choice(
+            "sender.format", default: SampleFormat.s16le, summary: "Raw PCM on stdin: sample format."
+        ) { $0.sender.rawFormat = $1 },
         .text(
             "receiver.bind", default: "0.0.0.0", allowed: "an IPv4/IPv6 address or host name",
             summary: "Address to listen on: 0.0.0.0 for every IPv4 interface, :: for all."

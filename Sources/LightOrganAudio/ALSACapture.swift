@@ -1,0 +1,143 @@
+import CALSA
+import CALSAShim
+#if canImport(Glibc)
+import Glibc
+#endif
+public import LightOrganCore
+
+/// Captures audio from an ALSA PCM through libasound2: `default`, `hw:1,0`, `plughw:…`, `pulse`,
+/// `pipewire`, or any PCM defined in an ALSA configuration.
+///
+/// Opened with explicit hardware parameters: interleaved S16_LE, else S32_LE, else FLOAT_LE, as the
+/// device offers; the rate nearest 48 kHz (44.1 kHz devices keep theirs); 2 channels, else 1; a period
+/// of about 256 frames (≈5 ms at 48 kHz) and a buffer of 8 periods. Overruns are recovered with
+/// `snd_pcm_recover` and counted. alsa-lib's own stderr messages are suppressed: failures come back
+/// as one ``AudioInputError`` line that lists the capture devices that do exist.
+public final class ALSACapture: AudioSource, @unchecked Sendable {
+    // @unchecked Sendable: the PCM handle is used by one capture thread at a time; the sender
+    // hands the source to that thread and never touches it again. deinit closes it once.
+    public let format: AudioFormat
+    public var isLive: Bool { true }
+    /// The PCM name as given.
+    public let name: String
+    /// The sample format the device delivers.
+    public let sampleFormat: SampleFormat
+    /// Frames per period the device agreed to.
+    public let periodFrames: Int
+    /// Overruns recovered so far (audio lost because it was not read in time).
+    public private(set) var overruns = 0
+    private var handle: OpaquePointer?
+    private var buffer: [UInt8] = []
+
+    /// Opens `name` for capture, preferring `preferredRate` Hz.
+    ///
+    /// - Parameter configuration: an extra ALSA configuration file (as `ALSA_CONFIG_PATH` would add),
+    ///   for PCMs defined outside the system's configuration; nil for the system's.
+    public init(name: String, preferredRate: Int = 48_000, periodFrames: Int = 256) throws {
+        lightorgan_alsa_quiet()
+        self.name = name
+        var pcm: OpaquePointer?
+        let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, 0)
+        guard opened >= 0, let pcm else {
+            throw Self.openError(name: name, code: opened)
+        }
+        handle = pcm
+        var params: OpaquePointer?
+        snd_pcm_hw_params_malloc(&params)
+        defer { snd_pcm_hw_params_free(params) }
+        func check(_ code: CInt, _ what: String) throws {
+            guard code >= 0 else {
+                throw AudioInputError("ALSA device \(name): cannot set \(what) (\(String(cString: snd_strerror(code))))")
+            }
+        }
+        try check(snd_pcm_hw_params_any(pcm, params), "any parameters")
+        try check(snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED), "interleaved access")
+        let candidates: [(snd_pcm_format_t, SampleFormat)] = [
+            (SND_PCM_FORMAT_S16_LE, .s16le), (SND_PCM_FORMAT_S32_LE, .s32le), (SND_PCM_FORMAT_FLOAT_LE, .f32le),
+        ]
+        guard let chosen = candidates.first(where: { snd_pcm_hw_params_test_format(pcm, params, $0.0) == 0 }) else {
+            throw AudioInputError("ALSA device \(name) offers none of S16_LE, S32_LE, FLOAT_LE; try plughw:… or default")
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, params, chosen.0), "sample format \(chosen.1)")
+        var channels: UInt32 = 2
+        try check(snd_pcm_hw_params_set_channels_near(pcm, params, &channels), "2 channels")
+        var rate = UInt32(preferredRate)
+        var direction: CInt = 0
+        try check(snd_pcm_hw_params_set_rate_near(pcm, params, &rate, &direction), "rate \(preferredRate) Hz")
+        var period = snd_pcm_uframes_t(periodFrames)
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, params, &period, &direction), "period \(periodFrames)")
+        var bufferSize = period * 8
+        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, params, &bufferSize), "buffer size")
+        try check(snd_pcm_hw_params(pcm, params), "hardware parameters")
+        guard (8_000...192_000).contains(Int(rate)), (1...8).contains(Int(channels)) else {
+            throw AudioInputError("ALSA device \(name) offers \(rate) Hz, \(channels) channels; try plughw:… or default")
+        }
+        format = AudioFormat(sampleRate: Double(rate), channels: Int(channels))
+        sampleFormat = chosen.1
+        self.periodFrames = Int(period)
+        try check(snd_pcm_prepare(pcm), "prepare")
+    }
+
+    deinit {
+        if let handle { snd_pcm_close(handle) }
+    }
+
+    public func read(frames: Int) throws -> [Float] {
+        guard let handle else { return [] }
+        let frameBytes = sampleFormat.width * format.channels
+        if buffer.count < frames * frameBytes { buffer = [UInt8](repeating: 0, count: frames * frameBytes) }
+        while true {
+            let got = buffer.withUnsafeMutableBytes { snd_pcm_readi(handle, $0.baseAddress, snd_pcm_uframes_t(frames)) }
+            if got > 0 {
+                return buffer.withUnsafeBytes { sampleFormat.decode($0, count: Int(got) * format.channels) }
+            }
+            if got == 0 { continue }
+            let code = CInt(got)
+            if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
+                if code == -EPIPE { overruns += 1 }
+                guard snd_pcm_recover(handle, code, 1) >= 0 else {
+                    throw AudioInputError("ALSA device \(name): cannot recover from \(String(cString: snd_strerror(code)))")
+                }
+                continue
+            }
+            throw AudioInputError("ALSA device \(name): capture failed (\(String(cString: snd_strerror(code))))")
+        }
+    }
+
+    /// Names and descriptions of the PCMs that can capture, from alsa-lib's name hints.
+    public static func captureDevices() -> [(name: String, description: String)] {
+        lightorgan_alsa_quiet()
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        var devices: [(String, String)] = []
+        var cursor = hints
+        while let hint = cursor.pointee {
+            func value(_ id: String) -> String? {
+                guard let raw = snd_device_name_get_hint(hint, id) else { return nil }
+                defer { free(raw) }
+                return String(cString: raw)
+            }
+            if let name = value("NAME"), value("IOID") != "Output", name != "null" {
+                let description = (value("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
+                devices.append((name, description))
+            }
+            cursor += 1
+        }
+        return devices
+    }
+
+    private static func openError(name: String, code: CInt) -> AudioInputError {
+        let detail = String(cString: lightorgan_alsa_last_message())
+        let reason: String
+        switch -code {
+        case EBUSY: reason = "is busy (another program is capturing from it; stop it, or use default/pulse to share)"
+        case ENOENT, ENODEV, ENXIO: reason = "does not exist"
+        case EACCES, EPERM: reason = "may not be opened by this user (join the audio group)"
+        default: reason = "cannot be opened (\(String(cString: snd_strerror(code))))"
+        }
+        let devices = captureDevices().prefix(12).map { $0.name }.joined(separator: ", ")
+        let hint = devices.isEmpty ? "no capture device exists on this machine (input: monitor, a WAV file or - for stdin work without one)" : "capture devices here: \(devices)"
+        return AudioInputError("ALSA device \(name) \(reason)\(detail.isEmpty ? "" : " [\(detail)]"); \(hint)")
+    }
+}

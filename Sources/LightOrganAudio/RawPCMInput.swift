@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import LightOrganCore
+
+/// Raw interleaved PCM read from a file descriptor: standard input (`input: -`) or the pipe of a
+/// capture program (``MonitorInput``). Reads block until the samples are there; end of input ends
+/// the source.
+///
+/// So `ffmpeg -i song.mp3 -f s16le -ac 2 -ar 44100 - | lightorgan send --input -` works.
+public final class RawPCMInput: AudioSource, @unchecked Sendable {
+    // @unchecked Sendable: the descriptor and buffer are used by one capture thread at a time;
+    // the sender hands the source to that thread and never touches it again.
+    public let format: AudioFormat
+    public let sampleFormat: SampleFormat
+    public var isLive: Bool { true }
+    private let descriptor: CInt
+    private var buffer: [UInt8] = []
+    private var pending = 0
+
+    /// Reads from `descriptor` (0: standard input), which this object does not close.
+    public init(descriptor: CInt = 0, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) {
+        self.descriptor = descriptor
+        self.format = AudioFormat(sampleRate: Double(sampleRate), channels: channels)
+        self.sampleFormat = sampleFormat
+    }
+
+    public func read(frames: Int) throws -> [Float] {
+        let frameBytes = sampleFormat.width * format.channels
+        let wanted = frames * frameBytes
+        if buffer.count < wanted { buffer = [UInt8](repeating: 0, count: wanted) }
+        // Read whole sample frames; a short read is fine (pipes deliver what they have), an empty one is the end.
+        while pending < frameBytes {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + pending, wanted - pending) }
+            if count == 0 { return [] }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
+            }
+            pending += count
+        }
+        let whole = pending / frameBytes * frameBytes
+        let samples = buffer.withUnsafeBytes { sampleFormat.decode($0, count: whole / sampleFormat.width) }
+        buffer.withUnsafeMutableBytes { bytes in
+            if pending > whole { bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[whole..<pending])) }
+        }
+        pending -= whole
+        return samples
+    }
+}
+
+/// An audio input that cannot be opened or read, said in one line with what to do.
+public struct AudioInputError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}
