@@ -183,3 +183,65 @@ struct AnalyzeTests {
         #expect(run.stderr.contains("is not a WAV file (it starts with \"ID3.\""))
     }
 }
+
+/// The ALSA capture path for real: libasound2 with its `file` plugin, which reads capture data from
+/// a file (no sound card needed), through the sender, over TCP, to a receiver.
+@Suite("ALSA capture")
+struct ALSACaptureTests {
+    /// A raw s16le stereo 48 kHz tone and an ALSA configuration that defines `pcm.testsignal` on it.
+    func makeTestSignal(frequency: Double, seconds: Double) throws -> (directory: String, configuration: String) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alsa-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var data = Data()
+        for index in 0..<Int(seconds * 48_000) {
+            let value = Int16(12_000 * sin(2 * .pi * frequency * Double(index) / 48_000))
+            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
+        }
+        try data.write(to: URL(fileURLWithPath: directory + "/signal.raw"))
+        let configuration = directory + "/test.conf"
+        try """
+            pcm.testsignal {
+                type file
+                slave.pcm { type null }
+                file "/dev/null"
+                infile "\(directory)/signal.raw"
+                format "raw"
+            }
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        return (directory, configuration)
+    }
+
+    @Test("a tone captured through libasound2 lights the receiver's matching lamp", arguments: [(60.0, 0), (1000, 1)])
+    func captureThroughFilePlugin(frequency: Double, band: Int) async throws {
+        let (directory, configuration) = try makeTestSignal(frequency: frequency, seconds: 4)
+        let port = Int.random(in: 40_001...50_000)
+        let environment = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:\(configuration)"]
+        async let receiver = ExecutableTests.run(
+            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], directory: directory,
+            signal: SIGTERM, after: 3)
+        try await Task.sleep(for: .milliseconds(400))
+        let sender = try await ExecutableTests.run(
+            ["send", "--input", "testsignal", "--port", "\(port)", "--verbose"], directory: directory,
+            environment: environment, signal: SIGTERM, after: 2)
+        let received = try await receiver
+        #expect(sender.status == 0, "\(sender.stderr)")
+        #expect(sender.stderr.contains("ALSA testsignal (48000 Hz, stereo)"), "\(sender.stderr)")
+        let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
+        #expect(frames.count >= 100, "about 100 frames per second: \(frames.count)")
+        let settled = frames.dropFirst(60).dropLast(2)
+        #expect(!settled.isEmpty)
+        for frame in settled {
+            #expect(frame[band] >= 200, "\(frame)")
+            for other in 0..<3 where other != band { #expect(frame[other] <= 10, "\(frame)") }
+        }
+    }
+
+    @Test("a device that does not exist gives one line with the devices that do, and status 1")
+    func missingDevice() async throws {
+        let run = try await ExecutableTests.run(["send", "--input", "hw:9,0", "--quiet"])
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("lightorgan: ALSA device hw:9,0 does not exist"), "\(run.stderr)")
+        #expect(!run.stderr.contains("ALSA lib "), "alsa-lib's own messages stay off stderr")
+        #expect(run.stderr.split(separator: "\n").count == 1)
+    }
+}
