@@ -5,8 +5,8 @@ public import LightOrganCore
 /// PipeWire or PulseAudio server (`input: monitor`).
 ///
 /// Asks the server for its default sink (`pactl get-default-sink`; PipeWire answers through
-/// pipewire-pulse), then records `<sink>.monitor` with `parec` (raw s16le, 10 ms latency) and reads
-/// its output like standard input. Where no such server runs it says so and what works instead.
+/// pipewire-pulse), then records `<sink>.monitor` with `parec` (raw s16le, a 10 ms buffer, given
+/// both as time and in bytes) and reads its output like standard input. Where no such server runs it says so and what works instead.
 public final class MonitorInput: AudioSource, @unchecked Sendable {
     // @unchecked Sendable: used by one capture thread at a time, like RawPCMInput; the process
     // handle is only terminated in deinit.
@@ -25,7 +25,8 @@ public final class MonitorInput: AudioSource, @unchecked Sendable {
         recorder = Process()
         recorder.executableURL = try Self.tool("parec")
         recorder.arguments = [
-            "--device=\(sourceName)", "--format=s16le", "--rate=\(sampleRate)", "--channels=2", "--latency-msec=10", "--raw",
+            "--device=\(sourceName)", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
+            "--latency-msec=10", "--latency=\(sampleRate / 100 * 4)", "--raw",
         ]
         output = Pipe()
         recorder.standardOutput = output

@@ -245,3 +245,21 @@ struct ALSACaptureTests {
         #expect(run.stderr.split(separator: "\n").count == 1)
     }
 }
+
+/// `input: monitor` without a sound server. The test against a real PulseAudio daemon is
+/// scripts/test-monitor (run by scripts/test): a shell manages the daemon's processes more simply.
+@Suite("Monitor input")
+struct MonitorInputTests {
+    @Test("says so and names what works when no sound server runs")
+    func noServer() async throws {
+        let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("nopulse-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let run = try await ExecutableTests.run(
+            ["send", "--input", "monitor", "--quiet"], environment: ["XDG_RUNTIME_DIR": runtime, "PULSE_SERVER": "unix:\(runtime)/none"])
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.contains("no PipeWire or PulseAudio server answers") || run.stderr.contains("needs pactl"),
+            "\(run.stderr)")
+        #expect(run.stderr.contains("--input -") || run.stderr.contains("apt install pulseaudio-utils"))
+    }
+}
