@@ -52,3 +52,34 @@ struct BandAnalyzerTests {
         #expect((darkAgain - 149) * 10 <= 250, "below half \((darkAgain - 149) * 10) ms after the stop")
     }
 }
+
+@Suite("Band analysis input paths")
+struct BandAnalyzerInputPathTests {
+    @Test("16-bit stereo in odd-sized blocks gives the same frames as Float input", arguments: [1, 7, 441, 882, 1001])
+    func int16PathMatchesFloatPath(blockFrames: Int) {
+        var groove = DemoGroove()
+        let mono = groove.read(frames: 44_100)
+        let int16 = mono.flatMap { [Int16($0 * 30_000), Int16($0 * 20_000)] }
+        let float = int16.map { Float($0) / 32768 }
+        var viaInt16 = BandAnalyzer(sampleRate: 44_100)
+        var viaFloat = BandAnalyzer(sampleRate: 44_100)
+        var framesInt16: [LevelFrame] = [], framesFloat: [LevelFrame] = []
+        var start = 0
+        while start < mono.count {
+            let end = min(start + blockFrames, mono.count)
+            int16.withUnsafeBufferPointer {
+                viaInt16.process(int16Interleaved: UnsafeBufferPointer(rebasing: $0[(2 * start)..<(2 * end)]), channels: 2)
+            }
+            viaFloat.process(interleaved: float[(2 * start)..<(2 * end)], channels: 2)
+            if end / 441 != start / 441 || end == mono.count {
+                framesInt16.append(viaInt16.nextFrame())
+                framesFloat.append(viaFloat.nextFrame())
+            }
+            start = end
+        }
+        #expect(framesInt16.count > 10)
+        for (a, b) in zip(framesInt16, framesFloat) {
+            for band in Band.allCases { #expect(abs(Int(a[band]) - Int(b[band])) <= 1, "\(a) vs \(b)") }
+        }
+    }
+}
