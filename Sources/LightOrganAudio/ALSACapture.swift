@@ -13,7 +13,7 @@ public import LightOrganCore
 /// of about 256 frames (≈5 ms at 48 kHz) and a buffer of 8 periods. Overruns are recovered with
 /// `snd_pcm_recover` and counted. alsa-lib's own stderr messages are suppressed: failures come back
 /// as one ``AudioInputError`` line that lists the capture devices that do exist.
-public final class ALSACapture: AudioSource, @unchecked Sendable {
+public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendable {
     // @unchecked Sendable: the PCM handle is used by one capture thread at a time; the sender
     // hands the source to that thread and never touches it again. deinit closes it once.
     public let format: AudioFormat
@@ -37,11 +37,13 @@ public final class ALSACapture: AudioSource, @unchecked Sendable {
         lightorgan_alsa_quiet()
         self.name = name
         var pcm: OpaquePointer?
-        let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, 0)
+        // Non-blocking open: a blocking one waits, without a word, for a busy hw device to be freed.
+        let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK)
         guard opened >= 0, let pcm else {
             throw Self.openError(name: name, code: opened)
         }
         handle = pcm
+        snd_pcm_nonblock(pcm, 0)  // reads block until a period is in
         var params: OpaquePointer?
         snd_pcm_hw_params_malloc(&params)
         defer { snd_pcm_hw_params_free(params) }

@@ -1,6 +1,7 @@
 import Foundation
-import Synchronization
 public import LightOrganCore
+public import Logging
+import Synchronization
 
 /// The sender's frames as they are made: one ``LevelFrame`` every 1/fps s of audio.
 ///
@@ -16,13 +17,15 @@ public import LightOrganCore
 /// makes capture wait or frames queue up; it gets the present when it asks again.
 public enum FrameStream {
     /// Starts analysing `source`. The frames finish when the source ends or `stop` is called.
+    ///
+    /// Overruns of a live source (audio lost because it was not read in time) are logged as they happen.
     public static func start(
-        source: any AudioSource, framesPerSecond: Int
+        source: any AudioSource, framesPerSecond: Int, logger: Logger
     ) -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void) {
         let (stream, continuation) = AsyncThrowingStream<LevelFrame, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let stop: @Sendable () -> Void = { continuation.finish() }
         if source.isLive {
-            let thread = Thread { capture(source, framesPerSecond: framesPerSecond, into: continuation) }
+            let thread = Thread { capture(source, framesPerSecond: framesPerSecond, logger: logger, into: continuation) }
             thread.name = "lightorgan capture"
             thread.qualityOfService = .userInteractive
             thread.start()
@@ -59,7 +62,8 @@ public enum FrameStream {
 
     /// Live source: blocking reads on this thread, a frame whenever a frame period of audio is in.
     private static func capture(
-        _ source: any AudioSource, framesPerSecond: Int, into continuation: AsyncThrowingStream<LevelFrame, any Error>.Continuation
+        _ source: any AudioSource, framesPerSecond: Int, logger: Logger,
+        into continuation: AsyncThrowingStream<LevelFrame, any Error>.Continuation
     ) {
         var source = source
         let format = source.format
@@ -72,6 +76,7 @@ public enum FrameStream {
         continuation.onTermination = { _ in stopped.set() }
         let clock = ContinuousClock()
         var start: ContinuousClock.Instant?
+        var overrunsLogged = 0
         do {
             while !stopped.isSet {
                 let samples = try source.read(frames: block)
@@ -82,6 +87,10 @@ public enum FrameStream {
                 consumed += samples.count / format.channels
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
                 if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
+                if let counter = source as? any OverrunCounting, counter.overruns != overrunsLogged {
+                    overrunsLogged = counter.overruns
+                    logger.warning("capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it")
+                }
                 if consumed >= nextFrameAt {
                     continuation.yield(analyzer.nextFrame())
                     while nextFrameAt <= consumed {

@@ -23,7 +23,7 @@ public struct SenderService: Service {
     }
 
     public func run() async throws {
-        let (stream, stop) = FrameStream.start(source: source, framesPerSecond: settings.framesPerSecond)
+        let (stream, stop) = FrameStream.start(source: source, framesPerSecond: settings.framesPerSecond, logger: logger)
         // On SIGINT/SIGTERM the frames end, wherever the loop below waits.
         try await withGracefulShutdownHandler {
             try await send(stream)

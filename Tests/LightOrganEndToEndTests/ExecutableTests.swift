@@ -27,7 +27,7 @@ struct ExecutableTests {
     /// a thread of Swift's cooperative pool (on 2 cores, two blocking pipe reads would starve it).
     static func run(
         _ arguments: [String], directory: String? = nil, environment: [String: String] = [:],
-        signal: Int32? = nil, after signalAfter: Double = 0
+        stdin: String? = nil, signal: Int32? = nil, after signalAfter: Double = 0
     ) async throws -> Run {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-run-\(UUID())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -45,7 +45,7 @@ struct ExecutableTests {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = try stdin.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
         let exited = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()
@@ -113,6 +113,33 @@ struct ExecutableTests {
         #expect(lines.allSatisfy { $0.count == 4 && Double($0[0]) != nil && $0[1...].allSatisfy { UInt8($0) != nil } })
         #expect(lines.contains { $0[1...].contains { UInt8($0)! > 100 } }, "lamps lit")
         #expect(lines.last?[1...] == ["0", "0", "0"], "dark at the end")
+    }
+
+    @Test("raw PCM on stdin is analysed in real time and lights the right lamp")
+    func rawPCMOnStdin() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(UUID()).raw").path
+        var data = Data()
+        for index in 0..<(44_100 * 2) {
+            let value = Int16(12_000 * sin(2 * .pi * 60 * Double(index) / 44_100))
+            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
+        }
+        try data.write(to: URL(fileURLWithPath: path))
+        let port = Int.random(in: 30_001...40_000)
+        async let receiver = Self.run(
+            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: 3.2)
+        try await Task.sleep(for: .milliseconds(400))
+        let clock = ContinuousClock()
+        let started = clock.now
+        let sender = try await Self.run(
+            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--port", "\(port)"], stdin: path)
+        let took = clock.now - started
+        let received = try await receiver
+        #expect(sender.status == 0, "\(sender.stderr)")
+        #expect(took >= .milliseconds(1800) && took < .seconds(3), "2 s of audio paced to real time: \(took)")
+        let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
+        #expect(frames.count >= 150)
+        #expect(frames.dropFirst(60).dropLast(2).allSatisfy { $0[0] >= 200 && $0[1] <= 10 && $0[2] <= 10 })
+        #expect(frames.last == [0, 0, 0])
     }
 
     @Test("a bad setting stops the command with status 2 and one line naming file, key, value and range")

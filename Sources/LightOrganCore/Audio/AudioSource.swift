@@ -37,3 +37,9 @@ public protocol AudioSource: Sendable {
 extension AudioSource {
     public var isLive: Bool { false }
 }
+
+/// A live source that can lose audio when it is not read in time (an ALSA overrun).
+public protocol OverrunCounting {
+    /// Overruns recovered so far.
+    var overruns: Int { get }
+}
