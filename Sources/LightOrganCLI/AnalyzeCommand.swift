@@ -10,7 +10,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
         abstract: "Analyse a WAV file as fast as possible and write the frames as CSV to stdout.",
         discussion: """
             Columns: t_s (audio time in seconds of the last sample that contributed to the frame), \
-            bass, mid, treble (0…255). The analysis is the one `lightorgan send` runs.
+            bass, mid, treble (0…255). The analysis is the one `lightorgan send` runs, with the \
+            analysis.* settings of the settings file.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -31,8 +32,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = CommonOptions.prepareProcess(level: common.verbose ? .debug : .warning)
-            var framesPerSecond = fps ?? 0
-            if fps == nil { framesPerSecond = try await common.loadSettings([], logger: logger).sender.framesPerSecond }
+            let settings = try await common.loadSettings([], logger: logger)
+            let framesPerSecond = fps ?? settings.sender.framesPerSecond
             let wav: WAVFile
             do {
                 wav = try WAVFile(path: file)
@@ -44,7 +45,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 LevelPlot(title: "\(file) — \(framesPerSecond) frames/s", sampleRate: wav.format.sampleRate, duration: wav.duration)
             }
             var waveform = wav
-            var producer = FrameProducer(source: wav)
+            var producer = FrameProducer(source: wav, parameters: settings.analysis)
             var progress = ProgressBar(total: wav.duration)
             var output = "t_s,bass,mid,treble\n"
             var tick = 1

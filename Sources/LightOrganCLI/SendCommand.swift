@@ -27,10 +27,11 @@ struct SendCommand: AsyncParsableCommand {
                 (input, "--input", "sender.input"), (rate, "--rate", "sender.rate"),
                 (channels, "--channels", "sender.channels"), (format, "--format", "sender.format"),
             ]
-            let settings = try await common.loadSettings(overrides, logger: logger).sender
+            let all = try await common.loadSettings(overrides, logger: logger)
+            let settings = all.sender
             let source = try openAudioInput(settings)
             logger.info("input: \(settings.input) (\(source.format))")
-            let sender = SenderService(settings: settings, source: source, logger: logger)
+            let sender = SenderService(settings: settings, analysis: all.analysis, source: source, logger: logger)
             // The end of the audio (a file, stdin) ends the command normally.
             try await runUntilStopped([.init(service: sender, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
         }

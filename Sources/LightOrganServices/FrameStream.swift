@@ -20,17 +20,19 @@ public enum FrameStream {
     ///
     /// Overruns of a live source (audio lost because it was not read in time) are logged as they happen.
     public static func start(
-        source: any AudioSource, framesPerSecond: Int, logger: Logger
+        source: any AudioSource, framesPerSecond: Int, parameters: AnalysisParameters = .standard, logger: Logger
     ) -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void) {
         let (stream, continuation) = AsyncThrowingStream<LevelFrame, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let stop: @Sendable () -> Void = { continuation.finish() }
         if source.isLive {
-            let thread = Thread { capture(source, framesPerSecond: framesPerSecond, logger: logger, into: continuation) }
+            let thread = Thread {
+                capture(source, framesPerSecond: framesPerSecond, parameters: parameters, logger: logger, into: continuation)
+            }
             thread.name = "lightorgan capture"
             thread.qualityOfService = .userInteractive
             thread.start()
         } else {
-            let task = Task { await pace(source, framesPerSecond: framesPerSecond, into: continuation) }
+            let task = Task { await pace(source, framesPerSecond: framesPerSecond, parameters: parameters, into: continuation) }
             continuation.onTermination = { _ in task.cancel() }
         }
         return (stream, stop)
@@ -38,9 +40,10 @@ public enum FrameStream {
 
     /// Stored source: a frame per tick of a fixed grid on the monotonic clock.
     private static func pace(
-        _ source: any AudioSource, framesPerSecond: Int, into continuation: AsyncThrowingStream<LevelFrame, any Error>.Continuation
+        _ source: any AudioSource, framesPerSecond: Int, parameters: AnalysisParameters,
+        into continuation: AsyncThrowingStream<LevelFrame, any Error>.Continuation
     ) async {
-        var producer = FrameProducer(source: source)
+        var producer = FrameProducer(source: source, parameters: parameters)
         let clock = ContinuousClock()
         let start = clock.now
         let period = Duration.seconds(1) / framesPerSecond
@@ -62,12 +65,12 @@ public enum FrameStream {
 
     /// Live source: blocking reads on this thread, a frame whenever a frame period of audio is in.
     private static func capture(
-        _ source: any AudioSource, framesPerSecond: Int, logger: Logger,
+        _ source: any AudioSource, framesPerSecond: Int, parameters: AnalysisParameters, logger: Logger,
         into continuation: AsyncThrowingStream<LevelFrame, any Error>.Continuation
     ) {
         var source = source
         let format = source.format
-        var analyzer = BandAnalyzer(sampleRate: format.sampleRate)
+        var analyzer = BandAnalyzer(sampleRate: format.sampleRate, parameters: parameters)
         let block = max(32, Int(format.sampleRate / 200))  // about 5 ms
         var consumed = 0
         var nextFrameAt = Int(format.sampleRate) / framesPerSecond

@@ -13,17 +13,22 @@ public import ServiceLifecycle
 /// audio it sends an all-off frame (so even a 2016 receiver goes dark) and closes cleanly.
 public struct SenderService: Service {
     private let settings: SenderSettings
+    private let analysis: AnalysisParameters
     private let source: any AudioSource
     private let logger: Logger
 
-    public init(settings: SenderSettings, source: any AudioSource, logger: Logger) {
+    public init(
+        settings: SenderSettings, analysis: AnalysisParameters = .standard, source: any AudioSource, logger: Logger
+    ) {
         self.settings = settings
+        self.analysis = analysis
         self.source = source
         self.logger = logger
     }
 
     public func run() async throws {
-        let (stream, stop) = FrameStream.start(source: source, framesPerSecond: settings.framesPerSecond, logger: logger)
+        let (stream, stop) = FrameStream.start(
+            source: source, framesPerSecond: settings.framesPerSecond, parameters: analysis, logger: logger)
         // On SIGINT/SIGTERM the frames end, wherever the loop below waits.
         try await withGracefulShutdownHandler {
             try await send(stream)

@@ -201,6 +201,21 @@ struct AnalyzeTests {
         #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: "<polyline").count == 4)
     }
 
+    @Test("uses the crossovers of the settings file: 2 kHz is mid by default, treble with crossover_high 1000")
+    func honoursAnalysisSettings() async throws {
+        let wav = try writeWAV(seconds: 1, frequency: 2000)
+        let config = wav + ".yaml"
+        try "analysis:\n  crossover_low: 100\n  crossover_high: 1000\n".write(toFile: config, atomically: true, encoding: .utf8)
+        func lastLevels(_ run: ExecutableTests.Run) -> [Int] {
+            run.stdout.split(separator: "\n").last!.split(separator: ",").dropFirst().compactMap { Int($0) }
+        }
+        let standard = try await ExecutableTests.run(["analyze", wav])
+        let tuned = try await ExecutableTests.run(["analyze", wav, "--config", config])
+        #expect(standard.status == 0 && tuned.status == 0, "\(standard.stderr) \(tuned.stderr)")
+        #expect(lastLevels(standard)[1] >= 200 && lastLevels(standard)[2] <= 10, "\(lastLevels(standard))")
+        #expect(lastLevels(tuned)[2] >= 200 && lastLevels(tuned)[1] <= 10, "\(lastLevels(tuned))")
+    }
+
     @Test("refuses a file that is not WAV with status 2 and says what it found")
     func refusesNonWAV() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("x-\(UUID()).mp3").path

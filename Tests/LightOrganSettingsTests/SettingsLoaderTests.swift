@@ -84,6 +84,20 @@ struct SettingsLoaderTests {
             options: ["receiver.timeout": ("-1", "--timeout")])
     }
 
+    @Test("reads the analysis keys, in their units, and checks the crossovers against each other")
+    func analysisKeys() async throws {
+        let loaded = try await load(file: "analysis:\n  crossover_low: 200\n  crossover_high: 5000\n  attack: 2\n  release: 80\n")
+        #expect(loaded.settings.analysis.bassMidCrossover == 200)
+        #expect(loaded.settings.analysis.midTrebleCrossover == 5000)
+        #expect(loaded.settings.analysis.attack == 0.002)
+        #expect(loaded.settings.analysis.release == 0.08)
+        await expectError(
+            "lightorgan.yaml: analysis.crossover_high = 1200 leaves less than an octave between the crossovers (800 Hz and 1200 Hz); the high one must be at least twice the low one",
+            file: "analysis:\n  crossover_low: 800\n  crossover_high: 1200\n")
+        await expectError(
+            "lightorgan.yaml: analysis.release = 5 is out of range 10…2000 ms", file: "analysis:\n  release: 5\n")
+    }
+
     @Test("reports a misspelt key with its line and the closest known key")
     func misspeltKey() async {
         await expectError(

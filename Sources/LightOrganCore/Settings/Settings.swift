@@ -5,6 +5,8 @@
 public struct Settings: Sendable, Equatable {
     public var sender = SenderSettings()
     public var receiver = ReceiverSettings()
+    /// How the sender (and `analyze`) turns audio into levels.
+    public var analysis = AnalysisParameters.standard
 
     /// The built-in defaults.
     public init() {}

@@ -50,6 +50,22 @@ public enum SettingsCatalog {
             "receiver.timeout", default: 1, range: 0.05...3600, unit: "seconds",
             summary: "With no frame for this long, every lamp goes off."
         ) { $0.receiver.timeout = $1 },
+        .decimal(
+            "analysis.crossover_low", default: 250, range: 40...1000, unit: "Hz",
+            summary: "Bass/mid crossover."
+        ) { $0.analysis.bassMidCrossover = $1 },
+        .decimal(
+            "analysis.crossover_high", default: 4000, range: 1000...8000, unit: "Hz",
+            summary: "Mid/treble crossover (at least an octave above the low one)."
+        ) { $0.analysis.midTrebleCrossover = $1 },
+        .decimal(
+            "analysis.attack", default: 1, range: 0.1...50, unit: "ms",
+            summary: "Envelope attack: how fast a lamp follows a rising sound."
+        ) { $0.analysis.attack = $1 / 1000 },
+        .decimal(
+            "analysis.release", default: 60, range: 10...2000, unit: "ms",
+            summary: "Envelope release: how fast a lamp follows a falling sound."
+        ) { $0.analysis.release = $1 / 1000 },
     ]
 
     /// The key called `name`, if there is one.
@@ -68,6 +84,17 @@ public enum SettingsCatalog {
             if let problem = key.apply(raw.value, to: &settings) {
                 throw SettingsError.badValue(key: key.name, raw: raw, problem: problem.text)
             }
+        }
+        // Rules across keys.
+        let analysis = settings.analysis
+        if analysis.midTrebleCrossover < 2 * analysis.bassMidCrossover {
+            let raw = values["analysis.crossover_high"] ?? values["analysis.crossover_low"]
+                ?? RawSetting(analysis.midTrebleCrossover.compact, from: .builtInDefault)
+            let key = values["analysis.crossover_high"] != nil ? "analysis.crossover_high" : "analysis.crossover_low"
+            throw SettingsError.badValue(
+                key: key, raw: raw,
+                problem: "leaves less than an octave between the crossovers (\(analysis.bassMidCrossover.compact) Hz and "
+                    + "\(analysis.midTrebleCrossover.compact) Hz); the high one must be at least twice the low one")
         }
         return settings
     }
