@@ -45,6 +45,13 @@ let package = Package(
             dependencies: ["LightOrganCore", "CALSA", "CALSAShim"],
             swiftSettings: swiftSettings
         ),
+        // libgpiod (the kernel's GPIO character device), v1 or v2, behind one small C API.
+        .systemLibrary(
+            name: "CGPIOD",
+            pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]
+        ),
+        .target(name: "CGPIODShim", dependencies: ["CGPIOD"]),
         // Adapter: the settings file, environment and flags, read with swift-configuration.
         .target(
             name: "LightOrganSettings",
