@@ -73,10 +73,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Adapter: where levels become light — the terminal's virtual LEDs and plain stdout lines.
+        // Adapter: where levels become light — GPIO lines, the terminal's virtual LEDs, plain stdout lines.
         .target(
             name: "LightOrganOutput",
-            dependencies: ["LightOrganCore"],
+            dependencies: ["LightOrganCore", "CGPIODShim"],
             swiftSettings: swiftSettings
         ),
         // The sender and receiver as swift-service-lifecycle services, assembled from the parts above.

@@ -22,7 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Frames per second, 10…250.")
     var fps = 100
 
-    @Option(help: "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal) or stdout (a line per frame).")
+    @Option(help: "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal), stdout (a line per frame) or gpio (LEDs on the Pi's default lines).")
     var output = "terminal"
 
     @Flag(name: .shortAndLong, help: "Log connections and settings to stderr.")
@@ -31,7 +31,7 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be more than 0 seconds") }
         guard (10...250).contains(fps) else { throw ValidationError("--fps must be in 10…250") }
-        guard OutputChoice(rawValue: output) != nil else { throw ValidationError("--output must be terminal or stdout") }
+        guard OutputChoice(rawValue: output) != nil else { throw ValidationError("--output must be terminal, stdout or gpio") }
     }
 
     func run() async throws {
@@ -50,7 +50,7 @@ struct DemoCommand: AsyncParsableCommand {
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(
-                    settings: receiverSettings, output: ReceiveCommand.makeOutput(output), logger: logger)
+                    settings: receiverSettings, output: ReceiveCommand.makeOutput(receiverSettings), logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }

@@ -16,6 +16,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.port")) var port: String?
     @Option(help: CommonOptions.help("receiver.output")) var output: String?
     @Option(help: CommonOptions.help("receiver.timeout")) var timeout: String?
+    @Option(help: CommonOptions.help("receiver.chip")) var chip: String?
 
     func run() async throws {
         try await reportingFailures {
@@ -23,12 +24,13 @@ struct ReceiveCommand: AsyncParsableCommand {
             let overrides = [
                 (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"),
                 (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
+                (chip, "--chip", "receiver.chip"),
             ]
             let settings = try await common.loadSettings(overrides, logger: logger).receiver
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(
-                    settings: settings, output: Self.makeOutput(settings.output), logger: logger)
+                    settings: settings, output: Self.makeOutput(settings), logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }
@@ -36,10 +38,15 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
     }
 
-    static func makeOutput(_ choice: OutputChoice) -> any LevelOutput {
-        switch choice {
+    /// The output `settings.output` names; GPIO lines are requested here, before anything runs.
+    static func makeOutput(_ settings: ReceiverSettings) throws -> any LevelOutput {
+        switch settings.output {
         case .terminal: TerminalLamps()
         case .stdout: StdoutLines()
+        case .gpio:
+            try GPIOLamps(
+                chip: settings.chip, lines: settings.lines, activeLow: settings.activeLow,
+                pwmFrequency: settings.pwmFrequency)
         }
     }
 }

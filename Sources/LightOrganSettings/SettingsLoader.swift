@@ -68,13 +68,17 @@ public struct SettingsLoader: Sendable {
                     || (try? entry.provider.value(forKey: absoluteKey, type: .stringArray).value) != nil
             }
             let source = origin?.source(key.name) ?? .builtInDefault
-            do {
-                let value = try reader.requiredString(forKey: ConfigKey(key.name))
-                raw[key.name] = RawSetting(value, from: source)
-                sources[key.name] = source
-            } catch {
+            // A single value, or a list (line numbers) as comma-separated text.
+            let value: String
+            if let single = try? reader.requiredString(forKey: ConfigKey(key.name)) {
+                value = single
+            } else if key.acceptsList, let list = try? reader.requiredStringArray(forKey: ConfigKey(key.name)) {
+                value = list.joined(separator: ", ")
+            } else {
                 throw SettingsError("\(source): \(key.name) must be a single value; allowed: \(key.allowed)")
             }
+            raw[key.name] = RawSetting(value, from: source)
+            sources[key.name] = source
         }
         return Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources)
     }

@@ -25,7 +25,9 @@ struct SettingsCatalogTests {
         ("sender.port", "0", "is out of range 1…65535"), ("sender.port", "8.5", "is not a whole number; allowed: 1…65535"),
         ("sender.fps", "251", "is out of range 10…250"), ("receiver.timeout", "0", "is out of range 0.05…3600 seconds"),
         ("receiver.timeout", "nan", "is not a number; allowed: 0.05…3600 seconds"),
-        ("receiver.output", "gpio", "is not allowed; allowed: terminal, stdout"),
+        ("receiver.output", "lamps", "is not allowed; allowed: terminal, stdout, gpio"),
+        ("receiver.lines.mid", "6, x", "is not allowed; allowed: BCM line numbers 0…511, separated by commas"),
+        ("receiver.active_low", "maybe", "is not allowed; allowed: true or false"),
         ("sender.host", "", "is not allowed; allowed: a host name or an IPv4/IPv6 address"),
     ])
     func rejectsBadValues(key: String, value: String, problem: String) {

@@ -68,7 +68,7 @@ struct SettingsLoaderTests {
         await expectError(
             "lightorgan.yaml: sender.fps = fast is not a whole number; allowed: 10…250", file: "sender:\n  fps: fast\n")
         await expectError(
-            "lightorgan.yaml: receiver.output = lamps is not allowed; allowed: terminal, stdout",
+            "lightorgan.yaml: receiver.output = lamps is not allowed; allowed: terminal, stdout, gpio",
             file: "receiver:\n  output: lamps\n")
         await expectError(
             "lightorgan.yaml: sender.port must be a single value; allowed: 1…65535", file: "sender:\n  port: [1, 2]\n")
@@ -82,6 +82,19 @@ struct SettingsLoaderTests {
         await expectError(
             "option --timeout: receiver.timeout = -1 is out of range 0.05…3600 seconds",
             options: ["receiver.timeout": ("-1", "--timeout")])
+    }
+
+    @Test("reads GPIO lines as a number, a comma list or a YAML list")
+    func gpioLines() async throws {
+        let loaded = try await load(
+            file: "receiver:\n  output: gpio\n  lines:\n    bass: [5, 17]\n    mid: 6\n  active_low: yes\n",
+            environment: ["LIGHTORGAN_RECEIVER_LINES_TREBLE": "13, 19, 26"])
+        #expect(loaded.settings.receiver.output == .gpio)
+        #expect(loaded.settings.receiver.lines == [.bass: [5, 17], .mid: [6], .treble: [13, 19, 26]])
+        #expect(loaded.settings.receiver.activeLow)
+        await expectError(
+            "lightorgan.yaml: receiver.lines.bass = 5, 600 is not allowed; allowed: BCM line numbers 0…511, separated by commas",
+            file: "receiver:\n  lines:\n    bass: [5, 600]\n")
     }
 
     @Test("reads the analysis keys, in their units, and checks the crossovers against each other")

@@ -21,6 +21,9 @@ public struct SettingKey: Sendable {
         self.applyValue = apply
     }
 
+    /// True for keys that take a list (GPIO lines): a YAML sequence is read as comma-separated text.
+    public var acceptsList: Bool { name.hasPrefix("receiver.lines.") }
+
     /// The environment variable that sets this key: `LIGHTORGAN_` and the name in capitals with
     /// `_` for `.` (`sender.port` → `LIGHTORGAN_SENDER_PORT`).
     public var environmentVariable: String {
@@ -92,6 +95,39 @@ extension SettingKey {
         return SettingKey(name, default: defaultValue.rawValue, allowed: allowed, summary: summary) { settings, raw in
             guard let value = Choice(rawValue: raw.lowercased()) else { return .notAllowed(allowed) }
             store(&settings, value)
+            return nil
+        }
+    }
+}
+
+extension SettingKey {
+    /// GPIO line offsets of one band: `5` or `5, 17` (a YAML list arrives as that text too).
+    static func lineList(_ name: String, default defaultValue: [Int], band: Band) -> SettingKey {
+        let allowed = "BCM line numbers 0…511, separated by commas"
+        return SettingKey(
+            name, default: defaultValue.map(String.init).joined(separator: ", "), allowed: allowed,
+            summary: "GPIO lines (BCM numbers) that show \(band)."
+        ) { settings, raw in
+            let parts = raw.split(separator: ",").map { String($0).trimmingWhitespace() }
+            let offsets = parts.compactMap { Int($0) }
+            guard !parts.isEmpty, offsets.count == parts.count, offsets.allSatisfy({ (0...511).contains($0) }) else {
+                return .notAllowed(allowed)
+            }
+            settings.receiver.lines[band] = offsets
+            return nil
+        }
+    }
+
+    /// true or false (also yes/no, on/off).
+    static func flag(
+        _ name: String, default defaultValue: Bool, summary: String, store: @escaping @Sendable (inout Settings, Bool) -> Void
+    ) -> SettingKey {
+        SettingKey(name, default: String(defaultValue), allowed: "true or false", summary: summary) { settings, raw in
+            switch raw.lowercased() {
+            case "true", "yes", "on", "1": store(&settings, true)
+            case "false", "no", "off", "0": store(&settings, false)
+            default: return .notAllowed("true or false")
+            }
             return nil
         }
     }

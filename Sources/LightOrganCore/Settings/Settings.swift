@@ -80,6 +80,15 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var output = OutputChoice.terminal
     /// With no frame for this long, seconds, every lamp goes off. 0.05…3600.
     public var timeout = 1.0
+    /// GPIO chip for `output: gpio`: `auto` (the Raspberry Pi's controller, found by label), a name,
+    /// a path or a label.
+    public var chip = "auto"
+    /// BCM line offsets per band for `output: gpio` (the 2016 LightOrgan wiring by default).
+    public var lines: [Band: [Int]] = [.bass: [5], .mid: [6], .treble: [13]]
+    /// Lines are on when low (most relay boards).
+    public var activeLow = false
+    /// Software PWM frequency, Hz.
+    public var pwmFrequency = 200.0
 
     public init() {}
 }
@@ -90,6 +99,8 @@ public enum OutputChoice: String, Sendable, Equatable, CaseIterable, CustomStrin
     case terminal
     /// One line per applied frame: `<CLOCK_MONOTONIC seconds> <bass> <mid> <treble>`.
     case stdout
+    /// LEDs on GPIO lines through libgpiod, with brightness by PWM.
+    case gpio
 
     public var description: String { rawValue }
 }

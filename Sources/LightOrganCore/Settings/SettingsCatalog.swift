@@ -44,8 +44,22 @@ public enum SettingsCatalog {
         ) { $0.receiver.port = $1 },
         .choice(
             "receiver.output", default: OutputChoice.terminal,
-            summary: "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts."
+            summary: "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts; gpio: LEDs on GPIO lines."
         ) { $0.receiver.output = $1 },
+        .text(
+            "receiver.chip", default: "auto", allowed: "auto, a chip name (gpiochip0), a path or a label",
+            summary: "GPIO chip: auto finds the Raspberry Pi's controller (Pi 5 included) by its label."
+        ) { $0.receiver.chip = $1 },
+        .lineList("receiver.lines.bass", default: [5], band: .bass),
+        .lineList("receiver.lines.mid", default: [6], band: .mid),
+        .lineList("receiver.lines.treble", default: [13], band: .treble),
+        .flag(
+            "receiver.active_low", default: false, summary: "Lines are on when low (most relay boards)."
+        ) { $0.receiver.activeLow = $1 },
+        .decimal(
+            "receiver.pwm_frequency", default: 200, range: 50...2000, unit: "Hz",
+            summary: "Software PWM frequency for LED brightness."
+        ) { $0.receiver.pwmFrequency = $1 },
         .decimal(
             "receiver.timeout", default: 1, range: 0.05...3600, unit: "seconds",
             summary: "With no frame for this long, every lamp goes off."

@@ -1,0 +1,166 @@
+import CGPIODShim
+import Foundation
+public import LightOrganCore
+import Synchronization
+
+/// The `gpio` output: lamps on GPIO lines through libgpiod (the kernel's GPIO character device, so
+/// it runs on every Raspberry Pi, the Pi 5's RP1 included), with brightness by software PWM.
+///
+/// A thread runs the PWM: each period it takes the newest levels, maps them through gamma 2.2 to duty
+/// cycles and writes the edges of a ``PWMSchedule`` at their deadlines (`clock_nanosleep` on
+/// CLOCK_MONOTONIC, absolute), one bulk write for all lines; writes that change nothing are skipped,
+/// so dark or full lamps cost no write at all. Every line is requested inactive, set inactive again
+/// on ``shutDown()`` and released.
+public final class GPIOLamps: LevelOutput, @unchecked Sendable {
+    // @unchecked Sendable: `gpio` is written only by the PWM thread until shutDown() has joined it;
+    // the levels cross threads through the Mutex.
+    /// The chip as found (name, label), for messages.
+    public let chipDescription: String
+    /// Line offsets in request order, with the band each one shows.
+    public let lines: [(band: Band, offset: Int)]
+    private let gpio: OpaquePointer
+    private let period: Double
+    private let levels = Mutex(LevelFrame.off)
+    private let stopped = Mutex(false)
+    private let finished = DispatchSemaphore(value: 0)
+    private var isShutDown = false
+
+    /// Requests `lines` (BCM offsets per band) on `chip` (`auto`, a name, a path or a label).
+    public init(
+        chip: String, lines: [Band: [Int]], activeLow: Bool, pwmFrequency: Double
+    ) throws(GPIOError) {
+        let chipName = try Self.resolve(chip)
+        let ordered = Band.allCases.flatMap { band in (lines[band] ?? []).map { (band: band, offset: $0) } }
+        let offsets = ordered.map { UInt32($0.offset) }
+        guard let handle = lightorgan_gpio_open(chipName, offsets, offsets.count, activeLow ? 1 : 0) else {
+            throw GPIOError.opening(chip: chipName, offsets: offsets.map(Int.init), code: errno)
+        }
+        gpio = handle
+        self.lines = ordered
+        chipDescription = chipName
+        period = 1 / pwmFrequency
+        let thread = Thread { [self] in runPWM() }
+        thread.name = "lightorgan pwm"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    public func show(_ frame: LevelFrame) {
+        levels.withLock { $0 = frame }
+    }
+
+    /// Stops the PWM, sets every line inactive and releases them.
+    public func shutDown() {
+        guard !isShutDown else { return }
+        isShutDown = true
+        stopped.withLock { $0 = true }
+        finished.wait()
+        lightorgan_gpio_close(gpio)
+    }
+
+    private func runPWM() {
+        var periodStart = Self.now()
+        var lastWritten: [Int32]? = nil
+        var shownFrame: LevelFrame? = nil
+        var schedule = PWMSchedule(duties: [])
+        while !stopped.withLock({ $0 }) {
+            let frame = levels.withLock { $0 }
+            if frame != shownFrame {
+                shownFrame = frame
+                schedule = PWMSchedule(duties: lines.map { PWMSchedule.duty(forLevel: frame[$0.band]) })
+            }
+            for edge in schedule.edges {
+                Self.sleep(until: periodStart + edge.offset * period)
+                if edge.values != lastWritten {
+                    edge.values.withUnsafeBufferPointer { _ = lightorgan_gpio_set(gpio, $0.baseAddress) }
+                    lastWritten = edge.values
+                }
+            }
+            periodStart += period
+            let now = Self.now()
+            if periodStart < now - period { periodStart = now }  // fell behind (machine busy): restart the grid
+            Self.sleep(until: periodStart)
+        }
+        finished.signal()
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    private static func sleep(until deadline: Double) {
+        var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+
+    /// The chips of this machine: path, name, label, line count.
+    public static func chips() -> [(path: String, name: String, label: String, lines: Int)] {
+        let paths = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? [])
+            .filter { $0.hasPrefix("gpiochip") }.sorted { $0.count < $1.count || ($0.count == $1.count && $0 < $1) }
+        return paths.compactMap { entry in
+            var name = [CChar](repeating: 0, count: 64), label = [CChar](repeating: 0, count: 64)
+            var count: UInt32 = 0
+            guard lightorgan_gpio_chip_info("/dev/" + entry, &name, 64, &label, 64, &count) == 0 else { return nil }
+            return ("/dev/" + entry, String(cString: name), String(cString: label), Int(count))
+        }
+    }
+
+    /// Labels of the Raspberry Pi's main GPIO controller, newest first (Pi 5: RP1).
+    static let raspberryPiLabels = ["pinctrl-rp1", "pinctrl-bcm2712", "pinctrl-bcm2711", "pinctrl-bcm2835"]
+
+    private static func resolve(_ chip: String) throws(GPIOError) -> String {
+        guard chip == "auto" else { return chip }
+        let found = chips()
+        for label in raspberryPiLabels {
+            if let match = found.first(where: { $0.label == label }) { return match.name }
+        }
+        throw GPIOError(
+            "no Raspberry Pi GPIO controller found (looked for labels \(raspberryPiLabels.joined(separator: ", "))); "
+                + GPIOError.chipList(found) + (found.isEmpty ? "" : "; set receiver.chip to one of them"))
+    }
+}
+
+/// A GPIO failure a Pi user can meet, in one line with what to do.
+public struct GPIOError: Error, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+
+    static func chipList(_ chips: [(path: String, name: String, label: String, lines: Int)]) -> String {
+        chips.isEmpty
+            ? "this machine has no GPIO chip (receiver.output: terminal or stdout work anywhere)"
+            : "chips here: " + chips.map { "\($0.name) [\($0.label)] (\($0.lines) lines)" }.joined(separator: ", ")
+    }
+
+    static func opening(chip: String, offsets: [Int], code: Int32) -> GPIOError {
+        switch code {
+        case ENOENT, ENODEV:
+            return GPIOError("GPIO chip \(chip) does not exist; \(chipList(GPIOLamps.chips()))")
+        case ERANGE, EINVAL:
+            let lines = GPIOLamps.chips().first { $0.name == chip || $0.path == chip || $0.label == chip }?.lines
+            return GPIOError(
+                "GPIO line \(offsets.max() ?? 0) does not exist on \(chip)"
+                    + (lines.map { " (lines 0…\($0 - 1))" } ?? "") + "; fix receiver.lines")
+        case EBUSY:
+            for offset in offsets {
+                var consumer = [CChar](repeating: 0, count: 64)
+                if lightorgan_gpio_line_consumer(chip, UInt32(offset), &consumer, 64) == 0, consumer[0] != 0 {
+                    return GPIOError(
+                        "GPIO line \(offset) on \(chip) is busy (used by \"\(String(cString: consumer))\"); "
+                            + "pick another line in receiver.lines or stop the other program")
+                }
+            }
+            return GPIOError("a GPIO line of \(offsets) on \(chip) is busy; pick other lines in receiver.lines or stop the other program")
+        case EACCES, EPERM:
+            return GPIOError(
+                "no permission to use GPIO chip \(chip); add the user to the gpio group (sudo usermod -aG gpio $USER, "
+                    + "then log in again), or give the service SupplementaryGroups=gpio")
+        default:
+            return GPIOError("GPIO chip \(chip): cannot request lines \(offsets) (\(String(cString: strerror(code))))")
+        }
+    }
+}
