@@ -29,8 +29,13 @@ struct ReceiveCommand: AsyncParsableCommand {
             let settings = try await common.loadSettings(overrides, logger: logger).receiver
             let receiver: ReceiverService
             do {
-                receiver = try await ReceiverService.bind(
-                    settings: settings, output: Self.makeOutput(settings), logger: logger)
+                let output = try Self.makeOutput(settings)
+                if let lamps = output as? GPIOLamps {
+                    let lines = lamps.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
+                    logger.info(
+                        "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, libgpiod API v\(GPIOLamps.libgpiodAPI)")
+                }
+                receiver = try await ReceiverService.bind(settings: settings, output: output, logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }
