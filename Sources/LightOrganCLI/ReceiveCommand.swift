@@ -33,7 +33,7 @@ struct ReceiveCommand: AsyncParsableCommand {
                 if let lamps = output as? GPIOLamps {
                     let lines = lamps.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
                     logger.info(
-                        "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, libgpiod API v\(GPIOLamps.libgpiodAPI)")
+                        "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
                 }
                 receiver = try await ReceiverService.bind(settings: settings, output: output, logger: logger)
             } catch {
@@ -51,7 +51,8 @@ struct ReceiveCommand: AsyncParsableCommand {
         case .gpio:
             try GPIOLamps(
                 chip: settings.chip, lines: settings.lines, activeLow: settings.activeLow,
-                pwmFrequency: settings.pwmFrequency)
+                pwmFrequency: settings.pwmFrequency, mode: settings.mode, onThreshold: settings.onThreshold,
+                hysteresis: settings.hysteresis, minimumSwitchInterval: settings.minimumSwitchInterval)
         }
     }
 }

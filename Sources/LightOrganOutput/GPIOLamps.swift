@@ -6,28 +6,31 @@ import Synchronization
 /// The `gpio` output: lamps on GPIO lines through libgpiod (the kernel's GPIO character device, so
 /// it runs on every Raspberry Pi, the Pi 5's RP1 included), with brightness by software PWM.
 ///
-/// A thread runs the PWM: each period it takes the newest levels, maps them through gamma 2.2 to duty
-/// cycles and writes the edges of a ``PWMSchedule`` at their deadlines (`clock_nanosleep` on
-/// CLOCK_MONOTONIC, absolute), one bulk write for all lines; writes that change nothing are skipped,
-/// so dark or full lamps cost no write at all. Every line is requested inactive, set inactive again
-/// on ``shutDown()`` and released.
+/// Each frame becomes one duty cycle per line through a ``LineDriver`` (`pwm`, `onoff` or `bar`).
+/// A thread runs the PWM: each period it takes the newest duties and writes the edges of a
+/// ``PWMSchedule`` at their deadlines (`clock_nanosleep` on CLOCK_MONOTONIC, absolute), one bulk
+/// write for all lines; writes that change nothing are skipped, so dark or full lamps cost no write
+/// at all. Every line is requested inactive, set inactive again on ``shutDown()`` and released.
 public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     // @unchecked Sendable: `gpio` is written only by the PWM thread until shutDown() has joined it;
-    // the levels cross threads through the Mutex.
+    // `driver` only by show(), which the receiver calls from one task at a time; the duties cross
+    // threads through the Mutex.
     /// The chip as found (name, label), for messages.
     public let chipDescription: String
     /// Line offsets in request order, with the band each one shows.
     public let lines: [(band: Band, offset: Int)]
     private let gpio: OpaquePointer
     private let period: Double
-    private let levels = Mutex(LevelFrame.off)
+    private let duties: Mutex<[Double]>
+    private var driver: LineDriver
     private let stopped = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
     private var isShutDown = false
 
     /// Requests `lines` (BCM offsets per band) on `chip` (`auto`, a name, a path or a label).
     public init(
-        chip: String, lines: [Band: [Int]], activeLow: Bool, pwmFrequency: Double
+        chip: String, lines: [Band: [Int]], activeLow: Bool, pwmFrequency: Double,
+        mode: LineDriver.Mode = .pwm, onThreshold: Int = 128, hysteresis: Int = 32, minimumSwitchInterval: Double = 0.1
     ) throws(GPIOError) {
         let chipName = try Self.resolve(chip)
         let ordered = Band.allCases.flatMap { band in (lines[band] ?? []).map { (band: band, offset: $0) } }
@@ -37,6 +40,10 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
         }
         gpio = handle
         self.lines = ordered
+        duties = Mutex(Array(repeating: 0, count: ordered.count))
+        driver = LineDriver(
+            mode: mode, bands: ordered.map(\.band), threshold: onThreshold, hysteresis: hysteresis,
+            minimumInterval: minimumSwitchInterval)
         chipDescription = chipName
         period = 1 / pwmFrequency
         let thread = Thread { [self] in runPWM() }
@@ -46,7 +53,13 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     }
 
     public func show(_ frame: LevelFrame) {
-        levels.withLock { $0 = frame }
+        let next = driver.duties(for: frame, at: Self.now())
+        duties.withLock { $0 = next }
+    }
+
+    /// Sets the duty cycle (0…1) of every line directly, in line order (the wiring check).
+    public func showDuties(_ values: [Double]) {
+        duties.withLock { $0 = values }
     }
 
     /// Stops the PWM, sets every line inactive and releases them.
@@ -61,13 +74,13 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     private func runPWM() {
         var periodStart = Self.now()
         var lastWritten: [Int32]? = nil
-        var shownFrame: LevelFrame? = nil
+        var shownDuties: [Double]? = nil
         var schedule = PWMSchedule(duties: [])
         while !stopped.withLock({ $0 }) {
-            let frame = levels.withLock { $0 }
-            if frame != shownFrame {
-                shownFrame = frame
-                schedule = PWMSchedule(duties: lines.map { PWMSchedule.duty(forLevel: frame[$0.band]) })
+            let current = duties.withLock { $0 }
+            if current != shownDuties {
+                shownDuties = current
+                schedule = PWMSchedule(duties: current)
             }
             for edge in schedule.edges {
                 Self.sleep(until: periodStart + edge.offset * period)

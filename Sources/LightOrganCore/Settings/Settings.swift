@@ -89,6 +89,14 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var activeLow = false
     /// Software PWM frequency, Hz.
     public var pwmFrequency = 200.0
+    /// How levels drive the lines: brightness, on/off, or a level meter.
+    public var mode = LineDriver.Mode.pwm
+    /// `onoff`: level (0…255) that switches a band on.
+    public var onThreshold = 128
+    /// `onoff`: how far below the threshold a band switches off again, in levels.
+    public var hysteresis = 32
+    /// `onoff`: shortest time between two switches of a band, seconds.
+    public var minimumSwitchInterval = 0.1
 
     public init() {}
 }

@@ -60,6 +60,21 @@ public enum SettingsCatalog {
             "receiver.pwm_frequency", default: 200, range: 50...2000, unit: "Hz",
             summary: "Software PWM frequency for LED brightness."
         ) { $0.receiver.pwmFrequency = $1 },
+        .choice(
+            "receiver.mode", default: LineDriver.Mode.pwm,
+            summary: "pwm: brightness; onoff: on above a threshold (relay boards, classic light organ); bar: a band's lines as a level meter."
+        ) { $0.receiver.mode = $1 },
+        .integer(
+            "receiver.onoff_threshold", default: 128, range: 1...255, summary: "onoff: level that switches a band on."
+        ) { $0.receiver.onThreshold = $1 },
+        .integer(
+            "receiver.onoff_hysteresis", default: 32, range: 0...254,
+            summary: "onoff: a band switches off only this many levels below the threshold."
+        ) { $0.receiver.hysteresis = $1 },
+        .decimal(
+            "receiver.onoff_min_interval", default: 0.1, range: 0...10, unit: "seconds",
+            summary: "onoff: shortest time between two switches, so relays do not chatter."
+        ) { $0.receiver.minimumSwitchInterval = $1 },
         .decimal(
             "receiver.timeout", default: 1, range: 0.05...3600, unit: "seconds",
             summary: "With no frame for this long, every lamp goes off."
