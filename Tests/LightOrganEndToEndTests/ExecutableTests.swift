@@ -118,12 +118,7 @@ struct ExecutableTests {
     @Test("raw PCM on stdin is analysed in real time and lights the right lamp")
     func rawPCMOnStdin() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(UUID()).raw").path
-        var data = Data()
-        for index in 0..<(44_100 * 2) {
-            let value = Int16(12_000 * sin(2 * .pi * 60 * Double(index) / 44_100))
-            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
-        }
-        try data.write(to: URL(fileURLWithPath: path))
+        try stereoTone(frequency: 60, seconds: 2, rate: 44_100).write(to: URL(fileURLWithPath: path))
         let port = Int.random(in: 30_001...40_000)
         async let receiver = Self.run(
             ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: 3.2)
@@ -234,12 +229,8 @@ struct ALSACaptureTests {
     func makeTestSignal(frequency: Double, seconds: Double) throws -> (directory: String, configuration: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("alsa-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var data = Data()
-        for index in 0..<Int(seconds * 48_000) {
-            let value = Int16(12_000 * sin(2 * .pi * frequency * Double(index) / 48_000))
-            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
-        }
-        try data.write(to: URL(fileURLWithPath: directory + "/signal.raw"))
+        try stereoTone(frequency: frequency, seconds: seconds, rate: 48_000)
+            .write(to: URL(fileURLWithPath: directory + "/signal.raw"))
         let configuration = directory + "/test.conf"
         try """
             pcm.testsignal {

@@ -44,3 +44,13 @@ func eventually(within timeout: Duration = .seconds(5), _ condition: () -> Bool)
     }
     return condition()
 }
+
+/// Raw PCM of a sine: s16le, stereo (both channels equal), amplitude 12000 (about −8.7 dBFS).
+func stereoTone(frequency: Double, seconds: Double, rate: Double) -> Data {
+    var data = Data()
+    for index in 0..<Int(seconds * rate) {
+        let value = Int16(12_000 * sin(2 * .pi * frequency * Double(index) / rate))
+        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
+    }
+    return data
+}
