@@ -53,7 +53,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     }
 
     public func show(_ frame: LevelFrame) {
-        let next = driver.duties(for: frame, at: Self.now())
+        let next = driver.duties(for: frame, at: MonotonicClock.seconds())
         duties.withLock { $0 = next }
     }
 
@@ -72,7 +72,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     }
 
     private func runPWM() {
-        var periodStart = Self.now()
+        var periodStart = MonotonicClock.seconds()
         var lastWritten: [Int32]? = nil
         var shownDuties: [Double]? = nil
         var schedule = PWMSchedule(duties: [])
@@ -83,29 +83,18 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
                 schedule = PWMSchedule(duties: current)
             }
             for edge in schedule.edges {
-                Self.sleep(until: periodStart + edge.offset * period)
+                MonotonicClock.sleep(until: periodStart + edge.offset * period)
                 if edge.values != lastWritten {
                     edge.values.withUnsafeBufferPointer { _ = lightorgan_gpio_set(gpio, $0.baseAddress) }
                     lastWritten = edge.values
                 }
             }
             periodStart += period
-            let now = Self.now()
+            let now = MonotonicClock.seconds()
             if periodStart < now - period { periodStart = now }  // fell behind (machine busy): restart the grid
-            Self.sleep(until: periodStart)
+            MonotonicClock.sleep(until: periodStart)
         }
         finished.signal()
-    }
-
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    private static func sleep(until deadline: Double) {
-        var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
     }
 
     /// The chips of this machine: path, name, label, line count.

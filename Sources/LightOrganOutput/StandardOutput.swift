@@ -27,11 +27,4 @@ enum StandardOutput {
             }
         }
     }
-
-    /// Seconds on CLOCK_MONOTONIC (the clock of `clock_gettime`, shared by every process of the machine).
-    static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 }

@@ -11,7 +11,7 @@ public struct StdoutLines: LevelOutput {
     public init() {}
 
     public mutating func show(_ frame: LevelFrame) {
-        StandardOutput.write(Self.line(for: frame, at: StandardOutput.monotonicSeconds()))
+        StandardOutput.write(Self.line(for: frame, at: MonotonicClock.seconds()))
         last = frame
     }
 

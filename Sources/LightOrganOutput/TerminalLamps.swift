@@ -42,7 +42,7 @@ public struct TerminalLamps: LevelOutput {
 
     public mutating func show(_ frame: LevelFrame) {
         lastShown = frame
-        let now = StandardOutput.monotonicSeconds()
+        let now = MonotonicClock.seconds()
         let start = startSeconds ?? now
         startSeconds = start
         switch style {

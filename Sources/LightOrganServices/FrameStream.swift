@@ -75,11 +75,12 @@ public enum FrameStream {
         var consumed = 0
         var nextFrameAt = Int(format.sampleRate) / framesPerSecond
         var frameIndex = 1
-        let stopped = ManagedAtomicFlag()
+        let stopped = StopFlag()
         continuation.onTermination = { _ in stopped.set() }
         let clock = ContinuousClock()
         var start: ContinuousClock.Instant?
         var overrunsLogged = 0
+        let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
         do {
             while !stopped.isSet {
                 let samples = try source.read(frames: block)
@@ -90,7 +91,7 @@ public enum FrameStream {
                 consumed += samples.count / format.channels
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
                 if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
-                if let counter = source as? any OverrunCounting, counter.overruns != overrunsLogged {
+                if let counter = overrunCounter, counter.overruns != overrunsLogged {
                     overrunsLogged = counter.overruns
                     logger.warning("capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it")
                 }
@@ -110,7 +111,7 @@ public enum FrameStream {
 }
 
 /// A flag set once from any thread and read from another.
-final class ManagedAtomicFlag: Sendable {
+final class StopFlag: Sendable {
     private let state = Mutex(false)
     func set() { state.withLock { $0 = true } }
     var isSet: Bool { state.withLock { $0 } }

@@ -8,21 +8,21 @@ public struct SettingKey: Sendable {
     public let allowed: String
     /// One sentence for the example file and `--help`.
     public let summary: String
+    /// True for keys that take a list (GPIO lines): a YAML sequence is read as comma-separated text.
+    public let acceptsList: Bool
     private let applyValue: @Sendable (inout Settings, String) -> SettingProblem?
 
     init(
-        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        _ name: String, default defaultValue: String, allowed: String, summary: String, acceptsList: Bool = false,
         apply: @escaping @Sendable (inout Settings, String) -> SettingProblem?
     ) {
         self.name = name
         self.defaultValue = defaultValue
         self.allowed = allowed
         self.summary = summary
+        self.acceptsList = acceptsList
         self.applyValue = apply
     }
-
-    /// True for keys that take a list (GPIO lines): a YAML sequence is read as comma-separated text.
-    public var acceptsList: Bool { name.hasPrefix("receiver.lines.") }
 
     /// The environment variable that sets this key: `LIGHTORGAN_` and the name in capitals with
     /// `_` for `.` (`sender.port` → `LIGHTORGAN_SENDER_PORT`).
@@ -106,7 +106,7 @@ extension SettingKey {
         let allowed = "BCM line numbers 0…511, separated by commas"
         return SettingKey(
             name, default: defaultValue.map(String.init).joined(separator: ", "), allowed: allowed,
-            summary: "GPIO lines (BCM numbers) that show \(band)."
+            summary: "GPIO lines (BCM numbers) that show \(band).", acceptsList: true
         ) { settings, raw in
             let parts = raw.split(separator: ",").map { String($0).trimmingWhitespace() }
             let offsets = parts.compactMap { Int($0) }

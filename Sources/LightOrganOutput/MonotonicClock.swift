@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// CLOCK_MONOTONIC in seconds: the clock of the stdout lines (shared by every process of the
+/// machine, so scripts can compare) and of the PWM deadlines.
+enum MonotonicClock {
+    /// Now, seconds.
+    static func seconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    /// Sleeps until `deadline` (seconds on this clock), through signals.
+    static func sleep(until deadline: Double) {
+        var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}
