@@ -62,7 +62,8 @@ struct CommonOptions: ParsableArguments {
     /// Help text for an option that overrides a settings key: its summary, default and key.
     static func help(_ key: String) -> ArgumentHelp {
         let entry = SettingsCatalog.key(named: key)!
-        return ArgumentHelp("\(entry.summary) Default: \(entry.defaultValue). Setting: \(key); allowed: \(entry.allowed).")
+        let shownDefault = entry.defaultValue.isEmpty ? "none" : entry.defaultValue
+        return ArgumentHelp("\(entry.summary) Default: \(shownDefault). Setting: \(key); allowed: \(entry.allowed).")
     }
 }
 

@@ -17,6 +17,10 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.output")) var output: String?
     @Option(help: CommonOptions.help("receiver.timeout")) var timeout: String?
     @Option(help: CommonOptions.help("receiver.chip")) var chip: String?
+    @Option(help: CommonOptions.help("receiver.allow")) var allow: String?
+    @Option(help: CommonOptions.help("receiver.max_connections")) var maxConnections: String?
+    @Option(help: CommonOptions.help("receiver.idle_timeout")) var idleTimeout: String?
+    @Option(help: CommonOptions.help("receiver.stats_interval")) var statsInterval: String?
 
     func run() async throws {
         try await reportingFailures {
@@ -24,7 +28,10 @@ struct ReceiveCommand: AsyncParsableCommand {
             let overrides = [
                 (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"),
                 (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
-                (chip, "--chip", "receiver.chip"),
+                (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
+                (maxConnections, "--max-connections", "receiver.max_connections"),
+                (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
+                (statsInterval, "--stats-interval", "receiver.stats_interval"),
             ]
             let settings = try await common.loadSettings(overrides, logger: logger).receiver
             let receiver: ReceiverService

@@ -12,20 +12,23 @@ struct SendCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @Option(help: CommonOptions.help("sender.host")) var host: String?
+    @Option(help: CommonOptions.help("sender.hosts")) var hosts: String?
     @Option(help: CommonOptions.help("sender.port")) var port: String?
     @Option(help: CommonOptions.help("sender.fps")) var fps: String?
     @Option(help: CommonOptions.help("sender.input")) var input: String?
     @Option(help: CommonOptions.help("sender.rate")) var rate: String?
     @Option(help: CommonOptions.help("sender.channels")) var channels: String?
     @Option(help: CommonOptions.help("sender.format")) var format: String?
+    @Option(help: CommonOptions.help("sender.stats_interval")) var statsInterval: String?
 
     func run() async throws {
         try await reportingFailures {
             let logger = common.prepareProcess()
             let overrides = [
-                (host, "--host", "sender.host"), (port, "--port", "sender.port"), (fps, "--fps", "sender.fps"),
+                (host, "--host", "sender.host"), (hosts, "--hosts", "sender.hosts"), (port, "--port", "sender.port"), (fps, "--fps", "sender.fps"),
                 (input, "--input", "sender.input"), (rate, "--rate", "sender.rate"),
                 (channels, "--channels", "sender.channels"), (format, "--format", "sender.format"),
+                (statsInterval, "--stats-interval", "sender.stats_interval"),
             ]
             let all = try await common.loadSettings(overrides, logger: logger)
             let settings = all.sender

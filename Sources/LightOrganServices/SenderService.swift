@@ -1,92 +1,87 @@
 public import LightOrganCore
-import LightOrganNetwork
 public import Logging
-import NIOCore
 public import ServiceLifecycle
+import Synchronization
 
-/// `lightorgan send`: analyses audio in real time and streams frames to a receiver over TCP.
+/// `lightorgan send`: analyses audio in real time and streams frames to one or more receivers over TCP.
 ///
 /// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC; one frame per
-/// 1/`sender.fps` s of audio, newest wins) → 3 bytes → TCP (``FrameLink``, TCP_NODELAY).
-/// When the receiver is not there, it retries with backoff (0.25 s doubling to 2 s) and logs once
-/// per change of state, while the analysis goes on. On graceful shutdown or at the end of the
-/// audio it sends an all-off frame (so even a 2016 receiver goes dark) and closes cleanly.
+/// 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameLink`` (3 bytes,
+/// newest wins, TCP_NODELAY). Each receiver has its own connection and reconnect loop; the
+/// analysis never waits for any of them. A statistics line is logged every `sender.stats_interval`.
+/// On graceful shutdown or at the end of the audio every receiver gets an all-off frame (so even
+/// a 2016 receiver goes dark) and the connections close.
 public struct SenderService: Service {
+    /// Starts the frames; returns them and a function that ends them.
+    public typealias FrameSource = @Sendable () -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void)
+
     private let settings: SenderSettings
-    private let analysis: AnalysisParameters
-    private let source: any AudioSource
+    private let makeFrames: FrameSource
     private let logger: Logger
 
+    /// A sender that analyses `source`.
     public init(
         settings: SenderSettings, analysis: AnalysisParameters = .standard, source: any AudioSource, logger: Logger
     ) {
+        let fps = settings.framesPerSecond
+        self.init(settings: settings, logger: logger) {
+            FrameStream.start(source: source, framesPerSecond: fps, parameters: analysis, logger: logger)
+        }
+        logger.debug("analysing \(source.format) audio into \(fps) frames/s")
+    }
+
+    /// A sender of ready-made frames (benchmarks, tests).
+    public init(settings: SenderSettings, logger: Logger, frames: @escaping FrameSource) {
         self.settings = settings
-        self.analysis = analysis
-        self.source = source
+        self.makeFrames = frames
         self.logger = logger
     }
 
     public func run() async throws {
-        let (stream, stop) = FrameStream.start(
-            source: source, framesPerSecond: settings.framesPerSecond, parameters: analysis, logger: logger)
+        let (frames, stop) = makeFrames()
+        let targets = settings.receivers.map { ReceiverTarget(endpoint: $0, logger: logger) }
+        let made = FrameCounter()
+        var failure: (any Error)?
         // On SIGINT/SIGTERM the frames end, wherever the loop below waits.
-        try await withGracefulShutdownHandler {
-            try await send(stream)
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
+                for target in targets { group.addTask { await target.keepConnected() } }
+                if settings.statsInterval > 0 {
+                    let interval = Duration.milliseconds(Int64(settings.statsInterval * 1000))
+                    group.addTask { await logStatistics(targets, made: made, every: interval) }
+                }
+                do {
+                    for try await frame in frames {
+                        made.count.add(1, ordering: .relaxed)
+                        for target in targets { target.send(frame) }
+                    }
+                } catch {
+                    failure = error
+                }
+                await withDiscardingTaskGroup { finishing in
+                    for target in targets { finishing.addTask { await target.finish() } }
+                }
+                group.cancelAll()
+            }
         } onGracefulShutdown: {
             stop()
         }
+        logger.info(Task.isShuttingDownGracefully ? "stopping; connections closed" : "end of audio; connections closed")
+        if let failure { throw failure }
     }
 
-    private func send(_ stream: AsyncThrowingStream<LevelFrame, any Error>) async throws {
-        let format = source.format
-        var frames = stream.makeAsyncIterator()
-        var backoff = Duration.milliseconds(250)
-        var lastFailure: String?
-        var ended = false
-
-        while !Task.isShuttingDownGracefully, !Task.isCancelled, !ended {
-            let link: FrameLink
-            do {
-                link = try await FrameLink.connect(host: settings.host, port: settings.port)
-            } catch {
-                let message = "\(error)"
-                if message != lastFailure {
-                    logger.warning("\(message); retrying until it answers")
-                    lastFailure = message
-                }
-                do {
-                    try await cancelWhenGracefulShutdown { [backoff] in try await Task.sleep(for: backoff) }
-                } catch {
-                    break  // shut down while waiting to retry
-                }
-                backoff = min(backoff * 2, .seconds(2))
-                continue
-            }
-            backoff = .milliseconds(250)
-            lastFailure = nil
-            logger.info("streaming \(format) audio as \(settings.framesPerSecond) frames/s to \(link.remoteDescription)")
-            do {
-                try await link.channel.executeThenClose { _, outbound in
-                    var buffer = link.channel.channel.allocator.buffer(capacity: LevelFrame.byteCount)
-                    while true {
-                        guard let frame = try await frames.next() else {
-                            ended = true
-                            break
-                        }
-                        buffer.clear()
-                        buffer.writeLevelFrame(frame)
-                        try await outbound.write(buffer)
-                    }
-                    buffer.clear()
-                    buffer.writeLevelFrame(.off)
-                    try await outbound.write(buffer)
-                }
-                logger.info(Task.isShuttingDownGracefully ? "stopping; connection closed" : ended ? "end of audio; connection closed" : "connection closed")
-            } catch is CancellationError {
-                break
-            } catch {
-                logger.warning("connection to \(settings.host):\(settings.port) lost (\(error)); reconnecting")
-            }
+    private func logStatistics(_ targets: [ReceiverTarget], made: FrameCounter, every interval: Duration) async {
+        var reported = 0
+        while (try? await Task.sleep(for: interval)) != nil {
+            let total = made.count.load(ordering: .relaxed)
+            defer { reported = total }
+            let line = StatisticsLine.sender(framesMade: total - reported, interval: interval, targets: targets.map { $0.takeStatistics() })
+            logger.info("\(line)")
         }
     }
+}
+
+/// Frames made so far, counted by the sending loop and read by the statistics task.
+private final class FrameCounter: Sendable {
+    let count = Atomic<Int>(0)
 }

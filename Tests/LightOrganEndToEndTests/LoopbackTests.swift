@@ -1,19 +1,21 @@
 import LightOrganCore
 import LightOrganNetwork
 import LightOrganServices
-import NIOCore
-import NIOPosix
 import ServiceLifecycle
 import Testing
 
 /// A real sender and a real receiver, over a real TCP socket on 127.0.0.1.
 @Suite("Sender to receiver over loopback")
 struct LoopbackTests {
-    func receiver(output: RecordingOutput, timeout: Double = 1) async throws -> ReceiverService {
+    /// A receiver on 127.0.0.1, on a port the kernel picks, with `configure` applied to its settings.
+    func receiver(
+        output: RecordingOutput, timeout: Double = 1, configure: (inout ReceiverSettings) -> Void = { _ in }
+    ) async throws -> ReceiverService {
         var settings = ReceiverSettings()
         settings.bind = "127.0.0.1"
         settings.port = 0
         settings.timeout = timeout
+        configure(&settings)
         return try await ReceiverService.bind(settings: settings, output: output, logger: quietLogger)
     }
 
@@ -25,12 +27,14 @@ struct LoopbackTests {
         settings.host = "127.0.0.1"
         settings.port = receiver.port
         let sender = SenderService(settings: settings, source: Tone(frequency: frequency), logger: quietLogger)
-        let group = ServiceGroup(services: [receiver, sender], logger: quietLogger)
-        try await withThrowingTaskGroup { tasks in
-            tasks.addTask { try await group.run() }
+        let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
+        await withThrowingTaskGroup { tasks in
+            tasks.addTask { try await receiver.run() }
+            tasks.addTask { try await senderGroup.run() }
             #expect(await eventually { output.frames.count >= 80 }, "frames arrived: \(output.frames.count)")
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
+            await senderGroup.triggerGracefulShutdown()
+            #expect(await eventually { output.frames.last == .off })
+            tasks.cancelAll()
         }
         let frames = output.frames
         let settled = frames.dropFirst(50).dropLast(1)
@@ -49,16 +53,17 @@ struct LoopbackTests {
         let receiver = try await receiver(output: output)
         try await withThrowingTaskGroup { tasks in
             tasks.addTask { try await receiver.run() }
-            let link = try await FrameLink.connect(host: "127.0.0.1", port: receiver.port)
-            try await link.channel.executeThenClose { _, outbound in
-                // Written in odd pieces, as the iPhone client's short writes could.
-                try await outbound.write(ByteBuffer(bytes: [200, 100]))
-                try await outbound.write(ByteBuffer(bytes: [50, 13, 13, 13]))
-            }
-            #expect(await eventually { output.frames.count >= 3 })
+            let client = try await RawClient.connect(port: receiver.port)
+            // Written in odd pieces, as the iPhone client's short writes could.
+            try await client.write([200, 100])
+            try await client.write([50, 13, 13, 13])
+            try await client.close()
+            #expect(await eventually { output.frames.last == .off })
             tasks.cancelAll()
         }
-        #expect(output.frames == [LevelFrame(bass: 200, mid: 100, treble: 50), .legacyGoodbye, .off])
+        let frames = output.frames
+        #expect(frames.suffix(2) == [.legacyGoodbye, .off])
+        #expect(frames.dropLast(2).allSatisfy { $0 == LevelFrame(bass: 200, mid: 100, treble: 50) }, "\(frames)")
     }
 
     @Test("a sender that goes silent without closing leaves the lights off after the timeout")
@@ -67,44 +72,46 @@ struct LoopbackTests {
         let receiver = try await receiver(output: output, timeout: 0.2)
         try await withThrowingTaskGroup { tasks in
             tasks.addTask { try await receiver.run() }
-            let link = try await FrameLink.connect(host: "127.0.0.1", port: receiver.port)
+            let client = try await RawClient.connect(port: receiver.port)
             let clock = ContinuousClock()
             let sent = clock.now
-            try await link.channel.outbound.write(ByteBuffer(bytes: [255, 255, 255]))
+            try await client.write([255, 255, 255])
             #expect(await eventually { output.frames.last == .off })
             let offAfter = clock.now - sent
             #expect(offAfter >= .milliseconds(200) && offAfter < .milliseconds(600), "off after \(offAfter)")
             #expect(output.frames == [LevelFrame(bass: 255, mid: 255, treble: 255), .off])
-            try await link.channel.channel.close()
+            try await client.close()
             tasks.cancelAll()
         }
     }
 
-    @Test("garbage from the network is shown as frames, never crashes, and ends dark")
+    @Test("garbage from the network never crashes; a backlog shows only its newest frame; it ends dark")
     func garbageIsHarmless() async throws {
         let output = RecordingOutput()
         let receiver = try await receiver(output: output)
         var generator = SystemRandomNumberGenerator()
-        let garbage = (0..<30_001).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let garbage = (0..<30_001).map { _ in UInt8.random(in: 1...255, using: &generator) }
         try await withThrowingTaskGroup { tasks in
             tasks.addTask { try await receiver.run() }
-            let link = try await FrameLink.connect(host: "127.0.0.1", port: receiver.port)
-            try await link.channel.executeThenClose { _, outbound in
-                try await outbound.write(ByteBuffer(bytes: garbage))
-            }
-            #expect(await eventually { output.frames.count == 10_001 })
+            let client = try await RawClient.connect(port: receiver.port)
+            try await client.write(garbage)
+            try await client.close()
+            #expect(await eventually { output.frames.last == .off })
             tasks.cancelAll()
         }
-        #expect(output.frames.count == 10_001)
-        #expect(output.frames.last == .off)
+        let frames = output.frames
+        // 10,000 frames arrived in a few reads: each read shows only its newest.
+        #expect(frames.count >= 2 && frames.count < 100, "\(frames.count) frames shown")
+        #expect(frames.dropLast().last == LevelFrame(bass: garbage[29_997], mid: garbage[29_998], treble: garbage[29_999]))
+        #expect(frames.last == .off)
     }
 
     @Test("a sender started before its receiver connects once the receiver is up")
     func senderWaitsForReceiver() async throws {
         // Find a free port, then leave it closed for a while.
-        let probe = try await FrameListener.bind(host: "127.0.0.1", port: 0)
+        let probe = try await receiver(output: RecordingOutput())
         let port = probe.port
-        try await probe.channel.channel.close()
+        await probe.listener.close()
         var settings = SenderSettings()
         settings.host = "127.0.0.1"
         settings.port = port
@@ -120,6 +127,91 @@ struct LoopbackTests {
             tasks.addTask { try await receiver.run() }
             #expect(await eventually(within: .seconds(4)) { output.frames.count >= 10 })
             tasks.cancelAll()
+        }
+    }
+
+    @Test("a newer sender takes over the lights; when it leaves they go off and the older one drives again")
+    func takeover() async throws {
+        let output = RecordingOutput()
+        let receiver = try await receiver(output: output)
+        try await withThrowingTaskGroup { tasks in
+            tasks.addTask { try await receiver.run() }
+            let old = try await RawClient.connect(port: receiver.port)
+            let new = try await RawClient.connect(port: receiver.port)
+            let a = LevelFrame(bass: 10, mid: 0, treble: 0)
+            let b = LevelFrame(bass: 20, mid: 0, treble: 0)
+            for step in 0..<60 {  // 0.1 s of the old one alone, then 0.5 s of both, at 100 frames/s
+                try await old.write(a.levels)
+                if step >= 10 { try await new.write(b.levels) }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(output.frames.first == a)
+            #expect(output.frames.last == b, "the newer sender drives after streaming 0.25 s")
+            let switches = zip(output.frames, output.frames.dropFirst()).filter { $0 != $1 }.count
+            #expect(switches == 1, "no flicker between the two: \(switches) switches")
+            try await new.close()
+            #expect(await eventually { output.frames.last == .off })
+            try await old.write(a.levels)
+            #expect(await eventually { output.frames.last == a })
+            try await old.close()
+            tasks.cancelAll()
+        }
+    }
+
+    @Test("a client outside receiver.allow is refused and shows nothing")
+    func allowList() async throws {
+        let output = RecordingOutput()
+        let receiver = try await receiver(output: output) { $0.allow = [AddressRange("192.168.0.0/16")!] }
+        try await withThrowingTaskGroup { tasks in
+            tasks.addTask { try await receiver.run() }
+            let client = try await RawClient.connect(port: receiver.port)
+            try? await client.write([255, 255, 255])
+            #expect(await eventually { !client.isOpen }, "the receiver closed the connection")
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(output.frames.isEmpty)
+            tasks.cancelAll()
+        }
+    }
+
+    @Test("a client that sends 2 bytes then stalls changes nothing and is closed after the idle timeout")
+    func stalledClientIsClosed() async throws {
+        let output = RecordingOutput()
+        let receiver = try await receiver(output: output) { $0.idleTimeout = 0.5 }
+        try await withThrowingTaskGroup { tasks in
+            tasks.addTask { try await receiver.run() }
+            let client = try await RawClient.connect(port: receiver.port)
+            let opened = ContinuousClock.now
+            try await client.write([255, 255])
+            #expect(await eventually { !client.isOpen })
+            let closedAfter = ContinuousClock.now - opened
+            #expect(closedAfter >= .milliseconds(450) && closedAfter < .milliseconds(900), "closed after \(closedAfter)")
+            #expect(output.frames.isEmpty)
+            tasks.cancelAll()
+        }
+    }
+
+    @Test("sender.hosts streams to every receiver; an absent one does not hold the others back")
+    func severalReceivers() async throws {
+        let outputs = [RecordingOutput(), RecordingOutput()]
+        var receivers: [ReceiverService] = []
+        for output in outputs { receivers.append(try await receiver(output: output)) }
+        let absent = try await receiver(output: RecordingOutput())
+        await absent.listener.close()
+        var settings = SenderSettings()
+        settings.hosts = ([absent] + receivers).map { Endpoint(host: "127.0.0.1", port: $0.port) }
+        let sender = SenderService(settings: settings, source: Tone(frequency: 1000), logger: quietLogger)
+        let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
+        await withThrowingTaskGroup { tasks in
+            for receiver in receivers { tasks.addTask { try await receiver.run() } }
+            tasks.addTask { try await senderGroup.run() }
+            #expect(await eventually { outputs.allSatisfy { $0.frames.count >= 50 } })
+            await senderGroup.triggerGracefulShutdown()
+            #expect(await eventually { outputs.allSatisfy { $0.frames.last == .off } })
+            tasks.cancelAll()
+        }
+        for output in outputs {
+            #expect(output.frames.dropFirst(40).dropLast().allSatisfy { $0.mid > 200 })
+            #expect(output.frames.last == .off)
         }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import LightOrganCore
 import Logging
+import NIOCore
+import NIOPosix
 import Synchronization
 
 /// An output that remembers every frame it was shown (a fake for checking what arrives; the
@@ -53,4 +55,24 @@ func stereoTone(frequency: Double, seconds: Double, rate: Double) -> Data {
         withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: Array($0) + Array($0)) }
     }
     return data
+}
+
+/// A bare TCP client that writes whatever bytes it is given: an old app, a flood, a stall.
+struct RawClient {
+    let channel: any Channel
+
+    static func connect(port: Int) async throws -> RawClient {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port).get()
+        return RawClient(channel: channel)
+    }
+
+    func write(_ bytes: [UInt8]) async throws {
+        try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
+    }
+
+    func close() async throws { try await channel.close() }
+
+    /// False once either side closed the connection.
+    var isOpen: Bool { channel.isActive }
 }

@@ -118,6 +118,26 @@ extension SettingKey {
         }
     }
 
+    /// A comma-separated list, possibly empty (a YAML list arrives as that text too), whose items
+    /// `parse` accepts; a bad item is named in the message.
+    static func list<Item: Sendable>(
+        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        parse: @escaping @Sendable (String) -> Item?, store: @escaping @Sendable (inout Settings, [Item]) -> Void
+    ) -> SettingKey {
+        SettingKey(name, default: defaultValue, allowed: allowed, summary: summary, acceptsList: true) { settings, raw in
+            let parts = raw.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+            var items: [Item] = []
+            for part in parts {
+                guard let item = parse(part) else {
+                    return SettingProblem(text: "has `\(part)`, which is not allowed; allowed: \(allowed)")
+                }
+                items.append(item)
+            }
+            store(&settings, items)
+            return nil
+        }
+    }
+
     /// true or false (also yes/no, on/off).
     static func flag(
         _ name: String, default defaultValue: Bool, summary: String, store: @escaping @Sendable (inout Settings, Bool) -> Void

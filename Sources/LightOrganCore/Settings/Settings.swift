@@ -18,6 +18,10 @@ public struct SenderSettings: Sendable, Equatable {
     public var host = "127.0.0.1"
     /// TCP port of the receiver, 1…65535.
     public var port = 8181
+    /// Several receivers at once (`sender.hosts`); empty means `host` and `port` alone.
+    public var hosts: [Endpoint] = []
+    /// Seconds between two statistics lines in the log; 0: none.
+    public var statsInterval = 10.0
     /// Frames sent per second, 10…250.
     public var framesPerSecond = 100
     /// Where the audio comes from.
@@ -30,6 +34,11 @@ public struct SenderSettings: Sendable, Equatable {
     public var rawFormat = SampleFormat.s16le
 
     public init() {}
+
+    /// The receivers to stream to: `hosts`, each with `port` unless it names its own, or `host`:`port`.
+    public var receivers: [Endpoint] {
+        hosts.isEmpty ? [Endpoint(host: host, port: port)] : hosts.map { Endpoint(host: $0.host, port: $0.port ?? port) }
+    }
 }
 
 /// Where the sender's audio comes from.
@@ -97,8 +106,26 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var hysteresis = 32
     /// `onoff`: shortest time between two switches of a band, seconds.
     public var minimumSwitchInterval = 0.1
+    /// Peers allowed to connect; empty: everyone.
+    public var allow: [AddressRange] = []
+    /// Open connections at most, 1…1000.
+    public var maxConnections = 8
+    /// A connection that sends no complete frame for this long is closed, seconds.
+    public var idleTimeout = 10.0
+    /// Seconds between two statistics lines in the log; 0: none.
+    public var statsInterval = 10.0
 
     public init() {}
+
+    /// The connection rules these settings put in force.
+    public var rules: ReceiverRules {
+        var rules = ReceiverRules()
+        rules.lampTimeout = .milliseconds(Int64((timeout * 1000).rounded()))
+        rules.idleTimeout = .milliseconds(Int64((idleTimeout * 1000).rounded()))
+        rules.maxConnections = maxConnections
+        rules.allow = allow
+        return rules
+    }
 }
 
 /// Where the receiver shows the levels.

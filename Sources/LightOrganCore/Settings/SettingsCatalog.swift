@@ -34,6 +34,15 @@ public enum SettingsCatalog {
         .choice(
             "sender.format", default: SampleFormat.s16le, summary: "Raw PCM on stdin: sample format."
         ) { $0.sender.rawFormat = $1 },
+        .list(
+            "sender.hosts", default: "", allowed: "host names or addresses, each optionally with :port ([::1]:8181 for IPv6)",
+            summary: "Several receivers to stream the same frames to at once (empty: sender.host alone).",
+            parse: Endpoint.init(parsing:)
+        ) { $0.sender.hosts = $1 },
+        .decimal(
+            "sender.stats_interval", default: 10, range: 0...86400, unit: "seconds",
+            summary: "How often the sender logs frames sent and dropped and reconnects (0: never)."
+        ) { $0.sender.statsInterval = $1 },
         .text(
             "receiver.bind", default: "0.0.0.0", allowed: "an IPv4/IPv6 address or host name",
             summary: "Address to listen on: 0.0.0.0 for every IPv4 interface, :: for all."
@@ -79,6 +88,23 @@ public enum SettingsCatalog {
             "receiver.timeout", default: 1, range: 0.05...3600, unit: "seconds",
             summary: "With no frame for this long, every lamp goes off."
         ) { $0.receiver.timeout = $1 },
+        .list(
+            "receiver.allow", default: "all", allowed: "all, or IP addresses and CIDR ranges (192.168.1.0/24, fd00::/8)",
+            summary: "Who may connect: all, or addresses and ranges.",
+            parse: { $0.lowercased() == "all" ? AddressRange.everything : AddressRange($0) }
+        ) { $0.receiver.allow = $1.contains(.everything) ? [] : $1 },
+        .integer(
+            "receiver.max_connections", default: 8, range: 1...1000,
+            summary: "Open connections at most; when full, the longest-idle one (never the active sender) makes room."
+        ) { $0.receiver.maxConnections = $1 },
+        .decimal(
+            "receiver.idle_timeout", default: 10, range: 0.1...86400, unit: "seconds",
+            summary: "A connection that sends no complete frame for this long is closed."
+        ) { $0.receiver.idleTimeout = $1 },
+        .decimal(
+            "receiver.stats_interval", default: 10, range: 0...86400, unit: "seconds",
+            summary: "How often the receiver logs frames per second, dropped frames and the last frame (0: never)."
+        ) { $0.receiver.statsInterval = $1 },
         .decimal(
             "analysis.crossover_low", default: 250, range: 40...1000, unit: "Hz",
             summary: "Bass/mid crossover."

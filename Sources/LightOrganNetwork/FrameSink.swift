@@ -1,0 +1,31 @@
+public import LightOrganCore
+import NIOCore
+
+/// One accepted sender connection, as the receiver's logic sees it.
+public struct FrameConnection: Sendable {
+    /// Unique for the life of the listener, counting from 1.
+    public let id: Int
+    /// The peer's IP address as text (`192.168.1.20`, `::1`).
+    public let address: String
+    /// Address and port, for logs (`192.168.1.20:50422`).
+    public let peer: String
+    let channel: any Channel
+
+    /// Closes the connection (from any thread); the sink hears ``FrameSink/closed(_:)`` after.
+    public func close() { channel.close(promise: nil) }
+}
+
+/// Where the listener delivers connections and frames: the receiver's decision-maker.
+///
+/// Calls come from the connections' event-loop threads, possibly several at once; each
+/// connection's calls come in order: ``opened(_:)``, then ``arrived(_:completed:bytes:on:)``
+/// after every read, then ``closed(_:)`` exactly once (if it was opened).
+public protocol FrameSink: Sendable {
+    /// A connection was accepted; return false to close it at once.
+    func opened(_ connection: FrameConnection) -> Bool
+    /// One read brought `bytes` bytes completing `completed` frames, the last of them `newest`
+    /// (nil when the read completed none).
+    func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection)
+    /// The connection closed, whoever closed it.
+    func closed(_ connection: FrameConnection)
+}

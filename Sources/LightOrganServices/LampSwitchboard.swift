@@ -1,0 +1,144 @@
+import LightOrganCore
+import LightOrganNetwork
+import Logging
+import Synchronization
+
+/// The receiver's decision point between the connections and the output.
+///
+/// It keeps the ``SenderArbiter`` (who drives the lights, who may stay connected) and the
+/// ``LevelOutput``, behind one lock, and is the ``FrameSink`` of the listener: frames are applied
+/// on the network thread that read them, with no hop to another task, so a frame reaches the
+/// output microseconds after its bytes are read.
+///
+/// Invariant: when no connection has delivered a frame within the lamp timeout, the output is off;
+/// after ``shutDown()`` it stays off and released.
+final class LampSwitchboard: FrameSink {
+    private struct State {
+        var arbiter: SenderArbiter
+        var output: any LevelOutput
+        var connections: [Int: FrameConnection] = [:]
+        var refusedAddresses: Set<String> = []
+        var isShutDown = false
+    }
+
+    private let state: Mutex<State>
+    private let logger: Logger
+    private let clock = ContinuousClock()
+
+    init(output: any LevelOutput, rules: ReceiverRules, logger: Logger) {
+        state = Mutex(State(arbiter: SenderArbiter(rules: rules), output: output))
+        self.logger = logger
+    }
+
+    func opened(_ connection: FrameConnection) -> Bool {
+        let now = clock.now
+        var log: (Logger.Level, String)?
+        var evicted: FrameConnection?
+        let admitted = state.withLock { state -> Bool in
+            guard !state.isShutDown else { return false }
+            switch state.arbiter.admit(connection.id, address: connection.address, peer: connection.peer, at: now) {
+            case .accept(let evicting):
+                state.connections[connection.id] = connection
+                if let evicting {
+                    evicted = state.connections.removeValue(forKey: evicting)
+                }
+                log = (.info, "sender \(connection.peer) connected (\(state.connections.count) open)")
+                return true
+            case .refuse(let reason):
+                // Once per address at warning level; repeats go to the statistics (and --verbose).
+                let first = state.refusedAddresses.insert(connection.address).inserted
+                log = (first ? .warning : .debug, "refused \(connection.peer): \(reason)")
+                return false
+            }
+        }
+        if let evicted {
+            logger.debug("closing idle \(evicted.peer) to make room for \(connection.peer) (receiver.max_connections)")
+            evicted.close()
+        }
+        if let (level, message) = log { logger.log(level: level, "\(message)") }
+        return admitted
+    }
+
+    func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
+        let now = clock.now
+        var message: String?
+        var close = false
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            switch state.arbiter.received(newest, completed: completed, bytes: bytes, from: connection.id, at: now) {
+            case .ignore:
+                break
+            case .show(let frame, let previous):
+                apply(frame, on: &state)
+                if let previous, let old = state.connections[previous] {
+                    message = "sender \(connection.peer) takes over the lights from \(old.peer)"
+                }
+            case .close(let reason, let lampsOff):
+                if lampsOff { apply(.off, on: &state) }
+                state.connections[connection.id] = nil
+                message = "closing \(connection.peer): \(reason)"
+                close = true
+            }
+        }
+        if let message { logger.info("\(message)") }
+        if close { connection.close() }
+    }
+
+    func closed(_ connection: FrameConnection) {
+        let known = state.withLock { state -> Bool in
+            let known = state.connections.removeValue(forKey: connection.id) != nil
+            if state.arbiter.closed(connection.id), !state.isShutDown { apply(.off, on: &state) }
+            return known
+        }
+        if known { logger.info("sender \(connection.peer) disconnected") }
+    }
+
+    /// Applies the timeouts: lamps off after the lamp timeout, idle connections closed.
+    func sweep() {
+        let now = clock.now
+        var idle: [FrameConnection] = []
+        var lampsOff = false
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            let sweep = state.arbiter.sweep(at: now)
+            if sweep.lampsOff {
+                apply(.off, on: &state)
+                lampsOff = true
+            }
+            idle = sweep.idle.compactMap { state.connections.removeValue(forKey: $0) }
+        }
+        if lampsOff { logger.info("no frame for \(state.withLock { $0.arbiter.rules.lampTimeout }); lamps off") }
+        for connection in idle {
+            logger.info("closing \(connection.peer): no frame for the idle timeout (receiver.idle_timeout)")
+            connection.close()
+        }
+    }
+
+    /// The counters since the last call, the active peer and the open connections.
+    func takeStatistics() -> (counters: ReceiverCounters, activePeer: String?, open: Int) {
+        state.withLock { state in
+            let active = state.arbiter.active.flatMap { state.arbiter.peer(of: $0) }
+            return (state.arbiter.takeCounters(), active, state.arbiter.openConnections)
+        }
+    }
+
+    /// Turns the lamps off, releases the output and closes every connection. Later frames are ignored.
+    func shutDown() {
+        let connections = state.withLock { state -> [FrameConnection] in
+            guard !state.isShutDown else { return [] }
+            state.isShutDown = true
+            state.output.shutDown()
+            defer { state.connections = [:] }
+            return Array(state.connections.values)
+        }
+        for connection in connections { connection.close() }
+    }
+
+    private func apply(_ frame: LevelFrame, on state: inout State) {
+        do {
+            try state.output.show(frame)
+        } catch {
+            logger.error("output failed: \(error)")
+        }
+    }
+}

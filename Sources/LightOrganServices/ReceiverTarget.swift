@@ -1,0 +1,122 @@
+import LightOrganCore
+import LightOrganNetwork
+import Logging
+import NIOCore
+import Synchronization
+
+/// One receiver the sender streams to, kept connected by itself.
+///
+/// Its own loop connects, waits for the connection to end and reconnects with backoff
+/// (0.25 s doubling to 2 s), logging once per change of state. ``send(_:)`` never waits: when
+/// connected the frame goes to the ``FrameLink`` (newest wins), otherwise it is skipped, so one
+/// slow or absent receiver never delays the frames or the other receivers.
+final class ReceiverTarget: Sendable {
+    /// Where it connects.
+    let endpoint: Endpoint
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    private struct State {
+        var link: FrameLink?
+        var isFinished = false
+        var connections = 0
+        /// Sent and dropped by links that have closed.
+        var closedSent = 0
+        var closedDropped = 0
+        /// Totals at the last statistics line.
+        var reportedSent = 0
+        var reportedDropped = 0
+        var reportedReconnects = 0
+    }
+
+    init(endpoint: Endpoint, logger: Logger) {
+        self.endpoint = endpoint
+        self.logger = logger
+    }
+
+    /// Keeps a connection open until ``finish()`` or cancellation.
+    func keepConnected() async {
+        var backoff = Duration.milliseconds(250)
+        var lastFailure: String?
+        let host = endpoint.host
+        let port = endpoint.port ?? 8181
+        while !Task.isCancelled, !state.withLock({ $0.isFinished }) {
+            let link: FrameLink
+            do {
+                link = try await FrameLink.connect(host: host, port: port)
+            } catch {
+                let message = "\(error)"
+                if message != lastFailure {
+                    logger.warning("\(message); retrying until it answers")
+                    lastFailure = message
+                }
+                guard (try? await Task.sleep(for: backoff)) != nil else { break }
+                backoff = min(backoff * 2, .seconds(2))
+                continue
+            }
+            let stillWanted = state.withLock { state -> Bool in
+                guard !state.isFinished else { return false }
+                state.link = link
+                state.connections += 1
+                return true
+            }
+            guard stillWanted else {
+                await link.finish(with: .off)
+                break
+            }
+            backoff = .milliseconds(250)
+            lastFailure = nil
+            logger.info("streaming to \(endpoint) (\(link.remoteDescription))")
+            let reason: String
+            do {
+                try await withTaskCancellationHandler {
+                    try await link.closeFuture.get()
+                } onCancel: {
+                    link.channel.close(promise: nil)
+                }
+                reason = "closed by the receiver"
+            } catch {
+                reason = "\(error)"
+            }
+            let finished = state.withLock { state -> Bool in
+                state.link = nil
+                state.closedSent += link.sent
+                state.closedDropped += link.dropped
+                return state.isFinished
+            }
+            if finished || Task.isCancelled { break }
+            logger.warning("connection to \(endpoint) lost (\(reason)); reconnecting")
+        }
+    }
+
+    /// Offers the newest frame; returns at once.
+    func send(_ frame: LevelFrame) {
+        state.withLock { $0.link }?.send(frame)
+    }
+
+    /// Sends an all-off frame (so even a 2016 receiver goes dark), closes, and stops reconnecting.
+    func finish() async {
+        let link = state.withLock { state -> FrameLink? in
+            state.isFinished = true
+            return state.link
+        }
+        await link?.finish(with: .off)
+    }
+
+    /// Sent, dropped and reconnects since the previous call, and whether it is connected now.
+    func takeStatistics() -> StatisticsLine.SenderTarget {
+        state.withLock { state in
+            let sent = state.closedSent + (state.link?.sent ?? 0)
+            let dropped = state.closedDropped + (state.link?.dropped ?? 0)
+            let reconnects = max(0, state.connections - 1)
+            defer {
+                state.reportedSent = sent
+                state.reportedDropped = dropped
+                state.reportedReconnects = reconnects
+            }
+            return StatisticsLine.SenderTarget(
+                name: endpoint.description, isConnected: state.link != nil, sent: sent - state.reportedSent,
+                dropped: dropped - state.reportedDropped, reconnects: reconnects - state.reportedReconnects)
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import LightOrganCore
+@testable import LightOrganNetwork
+import NIOCore
+import NIOEmbedded
+import Synchronization
+import Testing
+
+/// A sink that records what the handler hands it.
+final class RecordingSink: FrameSink {
+    struct Delivery: Equatable {
+        var newest: LevelFrame?
+        var completed: Int
+        var bytes: Int
+    }
+    let admit: Bool
+    private let state = Mutex<(opened: Int, closed: Int, deliveries: [Delivery])>((0, 0, []))
+    init(admit: Bool = true) { self.admit = admit }
+
+    func opened(_ connection: FrameConnection) -> Bool {
+        state.withLock { $0.opened += 1 }
+        return admit
+    }
+    func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
+        state.withLock { $0.deliveries.append(Delivery(newest: newest, completed: completed, bytes: bytes)) }
+    }
+    func closed(_ connection: FrameConnection) { state.withLock { $0.closed += 1 } }
+
+    var deliveries: [Delivery] { state.withLock { $0.deliveries } }
+    var opened: Int { state.withLock { $0.opened } }
+    var closed: Int { state.withLock { $0.closed } }
+}
+
+@Suite("The receiver's connection handler")
+struct FrameReceiverHandlerTests {
+    func connectedChannel(_ sink: RecordingSink) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel(handler: FrameReceiverHandler(sink: sink, connectionID: 1))
+        try channel.connect(to: SocketAddress(ipAddress: "192.168.1.20", port: 50_000)).wait()
+        return channel
+    }
+
+    @Test("hands the sink only the newest complete frame of a batch of reads, with the counts")
+    func newestOfBatch() throws {
+        let sink = RecordingSink()
+        let channel = try connectedChannel(sink)
+        // Three reads in one batch: 7 frames and 1 byte over.
+        let bytes: [UInt8] = Array(1...22)
+        for piece in [bytes[0..<5], bytes[5..<16], bytes[16..<22]] {
+            channel.pipeline.syncOperations.fireChannelRead(NIOAny(ByteBuffer(bytes: piece)))
+        }
+        channel.pipeline.syncOperations.fireChannelReadComplete()
+        #expect(sink.deliveries == [.init(newest: LevelFrame(bass: 19, mid: 20, treble: 21), completed: 7, bytes: 22)])
+        // The carried byte starts the next frame.
+        try channel.writeInbound(ByteBuffer(bytes: [23, 24]))
+        #expect(sink.deliveries.last == .init(newest: LevelFrame(bass: 22, mid: 23, treble: 24), completed: 1, bytes: 2))
+        try channel.writeInbound(ByteBuffer(bytes: [9]))
+        #expect(sink.deliveries.last == .init(newest: nil, completed: 0, bytes: 1))
+        _ = try channel.finish()
+        #expect(sink.opened == 1 && sink.closed == 1)
+    }
+
+    @Test("a connection the sink refuses is closed at once and never delivers")
+    func refused() throws {
+        let sink = RecordingSink(admit: false)
+        let channel = try connectedChannel(sink)
+        #expect(!channel.isActive)
+        #expect(sink.deliveries.isEmpty && sink.closed == 0)
+    }
+}
+
+/// Holds every write's promise until released: a socket that takes nothing.
+final class StalledSocket: ChannelOutboundHandler {
+    typealias OutboundIn = ByteBuffer
+    var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+    var isStalled = true
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if isStalled { held.append((data, promise)) } else { context.write(data, promise: promise) }
+    }
+    func release(context: ChannelHandlerContext) {
+        isStalled = false
+        for (data, promise) in held { context.writeAndFlush(data, promise: promise) }
+        held = []
+    }
+}
+
+@Suite("The sender's newest-frame writer")
+struct NewestFrameWriterTests {
+    @Test("behind a stalled socket, newer frames replace the waiting one and are counted as dropped; the newest goes out when it clears")
+    func newestWins() throws {
+        let counters = LinkCounters()
+        let stall = StalledSocket()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(stall)
+        try channel.pipeline.syncOperations.addHandler(NewestFrameWriter(counters: counters))
+        for value in UInt8(1)...100 {
+            channel.writeAndFlush(LevelFrame(bass: value, mid: value, treble: value), promise: nil)
+        }
+        #expect(stall.held.count == 1, "only the first frame entered the stalled pipe")
+        #expect(counters.dropped.load(ordering: .relaxed) == 98)
+        let context = try channel.pipeline.syncOperations.context(handler: stall)
+        stall.release(context: context)
+        var written: [UInt8] = []
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) { written += buffer.readBytes(length: buffer.readableBytes)! }
+        #expect(written == [1, 1, 1, 100, 100, 100])
+        #expect(counters.sent.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("with a clear socket every frame goes out at once")
+    func clearSocket() throws {
+        let counters = LinkCounters()
+        let channel = EmbeddedChannel(handler: NewestFrameWriter(counters: counters))
+        for value in UInt8(1)...5 { channel.writeAndFlush(LevelFrame(bass: value, mid: 0, treble: 0), promise: nil) }
+        var firsts: [UInt8] = []
+        while var buffer = try channel.readOutbound(as: ByteBuffer.self) { firsts.append(buffer.readBytes(length: 3)![0]) }
+        #expect(firsts == [1, 2, 3, 4, 5])
+        #expect(counters.dropped.load(ordering: .relaxed) == 0)
+    }
+}
