@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import LightOrganCore
+import LightOrganOutput
 import LightOrganServices
 import Logging
 import ServiceLifecycle
@@ -20,6 +22,11 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("sender.channels")) var channels: String?
     @Option(help: CommonOptions.help("sender.format")) var format: String?
     @Option(help: CommonOptions.help("sender.stats_interval")) var statsInterval: String?
+    @Option(
+        help: ArgumentHelp(
+            "Send a test pattern instead of audio: `counter` makes frame n carry n (24 bits) and prints `<CLOCK_MONOTONIC seconds> <n>` on stdout as each is made; with `receive --output stdout` that gives every frame's age (scripts/bench-link).",
+            valueName: "counter"))
+    var pattern: String?
 
     func run() async throws {
         try await reportingFailures {
@@ -32,9 +39,20 @@ struct SendCommand: AsyncParsableCommand {
             ]
             let all = try await common.loadSettings(overrides, logger: logger)
             let settings = all.sender
-            let source = try openAudioInput(settings)
-            logger.info("input: \(settings.input) (\(source.format))")
-            let sender = SenderService(settings: settings, analysis: all.analysis, source: source, logger: logger)
+            let sender: SenderService
+            if let pattern {
+                guard pattern == "counter" else { throw Failure.badSetting("--pattern \(pattern) is not allowed; allowed: counter") }
+                logger.info("input: test pattern counter, \(settings.framesPerSecond) frames/s")
+                sender = SenderService(settings: settings, logger: logger) {
+                    FrameStream.counting(framesPerSecond: settings.framesPerSecond) { counter in
+                        StandardOutput.write(String(format: "%.6f %d\n", MonotonicClock.seconds(), counter))
+                    }
+                }
+            } else {
+                let source = try openAudioInput(settings)
+                logger.info("input: \(settings.input) (\(source.format))")
+                sender = SenderService(settings: settings, analysis: all.analysis, source: source, logger: logger)
+            }
             // The end of the audio (a file, stdin) ends the command normally.
             try await runUntilStopped([.init(service: sender, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
         }

@@ -6,9 +6,9 @@ import Darwin
 
 /// CLOCK_MONOTONIC in seconds: the clock of the stdout lines (shared by every process of the
 /// machine, so scripts can compare) and of the PWM deadlines.
-enum MonotonicClock {
+public enum MonotonicClock {
     /// Now, seconds.
-    static func seconds() -> Double {
+    public static func seconds() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

@@ -5,13 +5,13 @@ import Darwin
 #endif
 
 /// Thin access to file descriptor 1, unbuffered: each write reaches the reader at once.
-enum StandardOutput {
+public enum StandardOutput {
     /// True when stdout is a terminal (not a pipe or file).
-    static var isTerminal: Bool { isatty(1) == 1 }
+    public static var isTerminal: Bool { isatty(1) == 1 }
 
     /// Writes all of `text` to stdout; gives up silently if the reader went away (a closed pipe
     /// must not crash the receiver, and SIGPIPE is ignored by the executable).
-    static func write(_ text: String) {
+    public static func write(_ text: String) {
         var text = text
         text.withUTF8 { bytes in
             var offset = 0

@@ -38,6 +38,29 @@ public enum FrameStream {
         return (stream, stop)
     }
 
+    /// The ``CounterPattern`` at `framesPerSecond` on a fixed grid: frame n is made at tick n, and
+    /// `made(n)` is called just before it is yielded (to log when the sender had it).
+    public static func counting(
+        framesPerSecond: Int, made: @escaping @Sendable (Int) -> Void
+    ) -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void) {
+        let (stream, continuation) = AsyncThrowingStream<LevelFrame, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let period = Duration.seconds(1) / framesPerSecond
+            var counter = 0
+            while !Task.isCancelled {
+                counter += 1
+                guard (try? await clock.sleep(until: start + period * counter)) != nil else { break }
+                made(counter)
+                continuation.yield(CounterPattern.frame(counter))
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return (stream, { continuation.finish() })
+    }
+
     /// Stored source: a frame per tick of a fixed grid on the monotonic clock.
     private static func pace(
         _ source: any AudioSource, framesPerSecond: Int, parameters: AnalysisParameters,

@@ -6,8 +6,9 @@ import Synchronization
 
 /// One receiver the sender streams to, kept connected by itself.
 ///
-/// Its own loop connects, waits for the connection to end and reconnects with backoff
-/// (0.25 s doubling to 2 s), logging once per change of state. ``send(_:)`` never waits: when
+/// Its own loop connects, waits for the connection to end and reconnects: every 0.25 s while the
+/// host refuses (a receiver restarting is back within that), with backoff from 0.25 s doubling to
+/// 2 s while it does not answer; it logs once per change of state. ``send(_:)`` never waits: when
 /// connected the frame goes to the ``FrameLink`` (newest wins), otherwise it is skipped, so one
 /// slow or absent receiver never delays the frames or the other receivers.
 final class ReceiverTarget: Sendable {
@@ -34,9 +35,14 @@ final class ReceiverTarget: Sendable {
         self.logger = logger
     }
 
+    /// The first wait before reconnecting, and the wait between attempts a refusing host gets.
+    static let firstRetry = Duration.milliseconds(250)
+    /// The longest wait between attempts (a host that does not answer).
+    static let longestRetry = Duration.seconds(2)
+
     /// Keeps a connection open until ``finish()`` or cancellation.
     func keepConnected() async {
-        var backoff = Duration.milliseconds(250)
+        var backoff = Self.firstRetry
         var lastFailure: String?
         let host = endpoint.host
         let port = endpoint.port ?? 8181
@@ -50,8 +56,11 @@ final class ReceiverTarget: Sendable {
                     logger.warning("\(message); retrying until it answers")
                     lastFailure = message
                 }
-                guard (try? await Task.sleep(for: backoff)) != nil else { break }
-                backoff = min(backoff * 2, .seconds(2))
+                // Refused: the host is up and answers at once (a receiver restarting): keep polling
+                // quickly, it costs a SYN and a RST. Anything else (timeout, unreachable): back off.
+                let refused = message.contains("refused")
+                guard (try? await Task.sleep(for: refused ? Self.firstRetry : backoff)) != nil else { break }
+                backoff = min(backoff * 2, Self.longestRetry)
                 continue
             }
             let stillWanted = state.withLock { state -> Bool in
@@ -64,9 +73,10 @@ final class ReceiverTarget: Sendable {
                 await link.finish(with: .off)
                 break
             }
-            backoff = .milliseconds(250)
+            backoff = Self.firstRetry
             lastFailure = nil
-            logger.info("streaming to \(endpoint) (\(link.remoteDescription))")
+            let address = link.remoteDescription
+            logger.info("streaming to \(endpoint)\(address.hasPrefix(host + ":") ? "" : " (\(address))")")
             let reason: String
             do {
                 try await withTaskCancellationHandler {
