@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "lightorgan", targets: ["LightOrganCLI"]),
         .library(name: "LightOrganCore", targets: ["LightOrganCore"]),
         .executable(name: "lightorgan-bench", targets: ["LightOrganBench"]),
+        .executable(name: "lightorgan-fuzz", targets: ["LightOrganFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -113,6 +114,19 @@ let package = Package(
         .executableTarget(
             name: "LightOrganBench",
             dependencies: ["LightOrganCore"],
+            swiftSettings: swiftSettings
+        ),
+        // Property-based fuzzing of the frame decoding, the connection policy and the settings loader
+        // (scripts/test runs it in a release build, millions of inputs).
+        .executableTarget(
+            name: "LightOrganFuzz",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganNetwork",
+                "LightOrganSettings",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

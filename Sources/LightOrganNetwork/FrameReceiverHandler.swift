@@ -1,5 +1,5 @@
 import LightOrganCore
-import NIOCore
+public import NIOCore
 
 /// The receiver's per-connection handler: bytes in, newest complete frame out to the ``FrameSink``.
 ///
@@ -7,8 +7,8 @@ import NIOCore
 /// the bytes with a ``FrameAssembler`` and hands the sink only the newest frame of the batch, so a
 /// backlog (a paused receiver, a burst after Wi-Fi came back) costs one output write, not hundreds,
 /// and the lamps jump straight to the present.
-final class FrameReceiverHandler: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+public final class FrameReceiverHandler: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
 
     private let sink: any FrameSink
     private let connectionID: Int
@@ -18,12 +18,13 @@ final class FrameReceiverHandler: ChannelInboundHandler {
     private var pendingCompleted = 0
     private var pendingBytes = 0
 
-    init(sink: any FrameSink, connectionID: Int) {
+    /// A handler for connection number `connectionID` delivering to `sink`.
+    public init(sink: any FrameSink, connectionID: Int) {
         self.sink = sink
         self.connectionID = connectionID
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         let remote = context.channel.remoteAddress
         let address = remote?.ipAddress ?? "?"
         let connection = FrameConnection(
@@ -36,7 +37,7 @@ final class FrameReceiverHandler: ChannelInboundHandler {
         context.fireChannelActive()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         let result = buffer.withUnsafeReadableBytes { assembler.take($0) }
         pendingBytes += buffer.readableBytes
@@ -44,7 +45,7 @@ final class FrameReceiverHandler: ChannelInboundHandler {
         if let newest = result.newest { pendingNewest = newest }
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
+    public func channelReadComplete(context: ChannelHandlerContext) {
         guard pendingBytes > 0, let connection else { return }
         let (newest, completed, bytes) = (pendingNewest, pendingCompleted, pendingBytes)
         pendingNewest = nil
@@ -53,7 +54,7 @@ final class FrameReceiverHandler: ChannelInboundHandler {
         sink.arrived(newest, completed: completed, bytes: bytes, on: connection)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             self.connection = nil
             sink.closed(connection)
@@ -61,7 +62,7 @@ final class FrameReceiverHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)  // a reset or timed-out peer: channelInactive follows
     }
 
