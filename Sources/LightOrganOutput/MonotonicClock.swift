@@ -14,6 +14,13 @@ public enum MonotonicClock {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
+    /// Now, as whole seconds and nanoseconds (0…999,999,999).
+    public static func now() -> (seconds: Int, nanoseconds: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return (Int(now.tv_sec), Int(now.tv_nsec))
+    }
+
     /// Sleeps until `deadline` (seconds on this clock), through signals.
     static func sleep(until deadline: Double) {
         var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))

@@ -1,5 +1,4 @@
 public import LightOrganCore
-import Foundation
 
 /// The `stdout` output: one line per applied frame, written at once, for scripts and tests.
 ///
@@ -11,7 +10,8 @@ public struct StdoutLines: LevelOutput {
     public init() {}
 
     public mutating func show(_ frame: LevelFrame) {
-        StandardOutput.write(Self.line(for: frame, at: MonotonicClock.seconds()))
+        let now = MonotonicClock.now()
+        StandardOutput.write(Self.line(for: frame, seconds: now.seconds, microseconds: now.nanoseconds / 1000))
         last = frame
     }
 
@@ -20,8 +20,11 @@ public struct StdoutLines: LevelOutput {
         if last?.isOff != true { show(.off) }
     }
 
-    /// The line for `frame` applied at `seconds` on CLOCK_MONOTONIC, with its newline.
-    public static func line(for frame: LevelFrame, at seconds: Double) -> String {
-        String(format: "%.6f %d %d %d\n", seconds, frame.bass, frame.mid, frame.treble)
+    /// The line for `frame` applied at `seconds` + `microseconds` (0…999999) on CLOCK_MONOTONIC, with
+    /// its newline; built without Foundation's formatter (this runs for every frame).
+    public static func line(for frame: LevelFrame, seconds: Int, microseconds: Int) -> String {
+        let fraction = String(microseconds)
+        let padded = String(repeating: "0", count: max(0, 6 - fraction.count)) + fraction
+        return "\(seconds).\(padded) \(frame.bass) \(frame.mid) \(frame.treble)\n"
     }
 }
