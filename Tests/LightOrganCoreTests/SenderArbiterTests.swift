@@ -59,6 +59,24 @@ struct SenderArbiterTests {
         #expect(arbiter.active == nil)
     }
 
+    @Test("time the receiver itself was stopped does not count: a sender stays connected and driving")
+    func receiverPaused() {
+        var arbiter = arbiter { $0.idleTimeout = .seconds(10) }
+        _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
+        for ms in stride(from: 0, through: 1000, by: 100) {
+            _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(ms))
+            _ = arbiter.sweep(at: at(ms))
+        }
+        // Stopped for 12 s; the first sweep after it comes before the backlog is read.
+        let afterPause = arbiter.sweep(at: at(13_000))
+        #expect(!afterPause.lampsOff && afterPause.idle.isEmpty)
+        #expect(arbiter.active == 1)
+        #expect(arbiter.received(frame, completed: 1200, bytes: 3600, from: 1, at: at(13_001)) == .show(frame, takingOverFrom: nil))
+        // Real silence after that still counts.
+        #expect(arbiter.sweep(at: at(13_600)).lampsOff == false)
+        #expect(arbiter.sweep(at: at(14_100)).lampsOff == true)
+    }
+
     @Test("an all-off frame then silence: the timeout has nothing to turn off")
     func offFrameThenTimeout() {
         var arbiter = arbiter()

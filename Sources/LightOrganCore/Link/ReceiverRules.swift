@@ -18,6 +18,9 @@ public struct ReceiverRules: Sendable, Equatable {
     /// Bytes a connection may send within one second. A sender sends 3 bytes per frame and at
     /// most 250 frames/s (750 B/s); even an old client's backlog after a stall is a few KiB. More is a flood.
     public var floodLimit = 64 * 1024
+    /// Two sweeps further apart than this mean the receiver itself was not running (stopped,
+    /// suspended, starved); that time does not count against the connections.
+    public var pauseThreshold: Duration = .seconds(1)
 
     public init() {}
 }

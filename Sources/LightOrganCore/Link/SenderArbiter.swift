@@ -23,6 +23,8 @@ public struct SenderArbiter: Sendable {
     private var connections: [ConnectionID: Connection] = [:]
     /// True while the output shows something other than off.
     private var lit = false
+    /// When ``sweep(at:)`` last ran.
+    private var lastSweep: Instant?
 
     private struct Connection {
         var peer: String
@@ -149,9 +151,22 @@ public struct SenderArbiter: Sendable {
         public var idle: [ConnectionID] = []
     }
 
-    /// Checks the timeouts at `now`; call it a few times per lamp timeout.
+    /// Checks the timeouts at `now`; call it a few times per lamp timeout (and at least once per
+    /// ``ReceiverRules/pauseThreshold``).
+    ///
+    /// When the previous sweep is longer ago than the pause threshold, the receiver itself was not
+    /// running (SIGSTOP, a suspended Pi): the frames sent meanwhile are waiting in the socket, so that
+    /// time is not held against any connection.
     public mutating func sweep(at now: Instant) -> Sweep {
         var result = Sweep()
+        if let lastSweep, now - lastSweep > rules.pauseThreshold {
+            let gap = now - lastSweep
+            for id in connections.keys {
+                connections[id]!.opened = min(now, connections[id]!.opened + gap)
+                connections[id]!.lastFrame = connections[id]!.lastFrame.map { min(now, $0 + gap) }
+            }
+        }
+        lastSweep = now
         if let current = active, let last = connections[current]?.lastFrame, now - last >= rules.lampTimeout {
             active = nil
             result.lampsOff = lit
