@@ -53,6 +53,18 @@ let package = Package(
             providers: [.apt(["libgpiod-dev"])]
         ),
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"]),
+        // libavahi-client: DNS-SD through the system's Avahi daemon (no home-made mDNS). Its headers
+        // are in /usr/include; no pkg-config (its only cflag, -D_REENTRANT, is one SwiftPM refuses).
+        .systemLibrary(
+            name: "CAvahi",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        // Adapter: zero configuration — the receiver publishes `_lightorgan._tcp`, the sender browses for it.
+        .target(
+            name: "LightOrganDiscovery",
+            dependencies: ["LightOrganCore", "CAvahi", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         // Adapter: the settings file, environment and flags, read with swift-configuration.
         .target(
             name: "LightOrganSettings",
@@ -85,6 +97,7 @@ let package = Package(
             name: "LightOrganServices",
             dependencies: [
                 "LightOrganCore",
+                "LightOrganDiscovery",
                 "LightOrganNetwork",
                 "LightOrganOutput",
                 .product(name: "Logging", package: "swift-log"),
@@ -100,6 +113,7 @@ let package = Package(
             dependencies: [
                 "LightOrganAudio",
                 "LightOrganCore",
+                "LightOrganDiscovery",
                 "LightOrganSettings",
                 "LightOrganOutput",
                 "LightOrganServices",

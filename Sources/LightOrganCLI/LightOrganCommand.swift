@@ -11,6 +11,9 @@ struct LightOrganCommand: AsyncParsableCommand {
             ~/.config/lightorgan/lightorgan.yaml, /etc/lightorgan/lightorgan.yaml), overridden by \
             LIGHTORGAN_… environment variables, overridden by options. Exit status 2: a bad setting.
             """,
-        subcommands: [DemoCommand.self, SendCommand.self, ReceiveCommand.self, AnalyzeCommand.self, TestLEDsCommand.self]
+        subcommands: [
+            DemoCommand.self, SendCommand.self, ReceiveCommand.self, DiscoverCommand.self, AnalyzeCommand.self,
+            TestLEDsCommand.self,
+        ]
     )
 }

@@ -14,6 +14,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
     @Option(help: CommonOptions.help("receiver.bind")) var bind: String?
     @Option(help: CommonOptions.help("receiver.port")) var port: String?
+    @Option(help: CommonOptions.help("receiver.name")) var name: String?
     @Option(help: CommonOptions.help("receiver.output")) var output: String?
     @Option(help: CommonOptions.help("receiver.timeout")) var timeout: String?
     @Option(help: CommonOptions.help("receiver.chip")) var chip: String?
@@ -26,7 +27,7 @@ struct ReceiveCommand: AsyncParsableCommand {
         try await reportingFailures {
             let logger = common.prepareProcess()
             let overrides = [
-                (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"),
+                (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"), (name, "--name", "receiver.name"),
                 (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
                 (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
                 (maxConnections, "--max-connections", "receiver.max_connections"),
@@ -46,7 +47,9 @@ struct ReceiveCommand: AsyncParsableCommand {
             } catch {
                 throw Failure.runtime("\(error)")
             }
-            try await runUntilStopped([.init(service: receiver)], logger: logger)
+            // Published under its bound port (the kernel's choice when receiver.port is 0).
+            let publisher = PublisherService(name: settings.name, port: receiver.port, logger: logger)
+            try await runUntilStopped([.init(service: publisher), .init(service: receiver)], logger: logger)
         }
     }
 

@@ -16,6 +16,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("sender.host")) var host: String?
     @Option(help: CommonOptions.help("sender.hosts")) var hosts: String?
     @Option(help: CommonOptions.help("sender.port")) var port: String?
+    @Option(help: CommonOptions.help("sender.receiver_name")) var receiverName: String?
     @Option(help: CommonOptions.help("sender.fps")) var fps: String?
     @Option(help: CommonOptions.help("sender.input")) var input: String?
     @Option(help: CommonOptions.help("sender.rate")) var rate: String?
@@ -32,29 +33,50 @@ struct SendCommand: AsyncParsableCommand {
         try await reportingFailures {
             let logger = common.prepareProcess()
             let overrides = [
-                (host, "--host", "sender.host"), (hosts, "--hosts", "sender.hosts"), (port, "--port", "sender.port"), (fps, "--fps", "sender.fps"),
+                (host, "--host", "sender.host"), (hosts, "--hosts", "sender.hosts"), (port, "--port", "sender.port"),
+                (receiverName, "--receiver-name", "sender.receiver_name"), (fps, "--fps", "sender.fps"),
                 (input, "--input", "sender.input"), (rate, "--rate", "sender.rate"),
                 (channels, "--channels", "sender.channels"), (format, "--format", "sender.format"),
                 (statsInterval, "--stats-interval", "sender.stats_interval"),
             ]
             let all = try await common.loadSettings(overrides, logger: logger)
             let settings = all.sender
+            if let pattern, pattern != "counter" {
+                throw Failure.badSetting("--pattern \(pattern) is not allowed; allowed: counter")
+            }
+            // The audio first: a wrong input is reported before the network is looked at.
+            let source = try pattern == nil ? openAudioInput(settings) : nil
+            // sender.host auto: the receiver is found on the local network (DNS-SD through Avahi).
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+            var receivers: [any ReceiverLocator]?
+            if settings.discoversReceiver {
+                let locator: DiscoveryLocator
+                do {
+                    locator = try DiscoveryLocator(wanted: settings.receiverName, logger: logger)
+                } catch {
+                    throw Failure.runtime("\(error); or set the receiver's address in sender.host (--host)")
+                }
+                let wanted = settings.receiverName.isEmpty ? "" : " named \"\(settings.receiverName)\""
+                logger.info("sender.host is auto: looking for a receiver\(wanted) on the local network (DNS-SD)")
+                services.append(.init(service: locator))
+                receivers = [locator]
+            }
             let sender: SenderService
-            if let pattern {
-                guard pattern == "counter" else { throw Failure.badSetting("--pattern \(pattern) is not allowed; allowed: counter") }
+            if let source {
+                logger.info("input: \(settings.input) (\(source.format))")
+                sender = SenderService(
+                    settings: settings, analysis: all.analysis, source: source, receivers: receivers, logger: logger)
+            } else {
                 logger.info("input: test pattern counter, \(settings.framesPerSecond) frames/s")
-                sender = SenderService(settings: settings, logger: logger) {
+                sender = SenderService(settings: settings, receivers: receivers, logger: logger) {
                     FrameStream.counting(framesPerSecond: settings.framesPerSecond) { counter in
                         StandardOutput.write(String(format: "%.6f %d\n", MonotonicClock.seconds(), counter))
                     }
                 }
-            } else {
-                let source = try openAudioInput(settings)
-                logger.info("input: \(settings.input) (\(source.format))")
-                sender = SenderService(settings: settings, analysis: all.analysis, source: source, logger: logger)
             }
             // The end of the audio (a file, stdin) ends the command normally.
-            try await runUntilStopped([.init(service: sender, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
+            services.append(.init(service: sender, successTerminationBehavior: .gracefullyShutdownGroup))
+            try await runUntilStopped(services, logger: logger)
         }
     }
 }

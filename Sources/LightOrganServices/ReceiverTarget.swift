@@ -6,14 +6,16 @@ import Synchronization
 
 /// One receiver the sender streams to, kept connected by itself.
 ///
-/// Its own loop connects, waits for the connection to end and reconnects: every 0.25 s while the
+/// Before every attempt it asks its ``ReceiverLocator`` where the receiver is (a fixed address,
+/// or what DNS-SD discovery found last, so a receiver back on another address or port is found
+/// again). Its own loop connects, waits for the connection to end and reconnects: every 0.25 s while the
 /// host refuses (a receiver restarting is back within that), with backoff from 0.25 s doubling to
 /// 2 s while it does not answer; it logs once per change of state. ``send(_:)`` never waits: when
 /// connected the frame goes to the ``FrameLink`` (newest wins), otherwise it is skipped, so one
 /// slow or absent receiver never delays the frames or the other receivers.
 final class ReceiverTarget: Sendable {
     /// Where it connects.
-    let endpoint: Endpoint
+    let locator: any ReceiverLocator
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -30,8 +32,8 @@ final class ReceiverTarget: Sendable {
         var reportedReconnects = 0
     }
 
-    init(endpoint: Endpoint, logger: Logger) {
-        self.endpoint = endpoint
+    init(locator: any ReceiverLocator, logger: Logger) {
+        self.locator = locator
         self.logger = logger
     }
 
@@ -44,9 +46,10 @@ final class ReceiverTarget: Sendable {
     func keepConnected() async {
         var backoff = Self.firstRetry
         var lastFailure: String?
-        let host = endpoint.host
-        let port = endpoint.port ?? 8181
         while !Task.isCancelled, !state.withLock({ $0.isFinished }) {
+            guard let endpoint = await locator.locate() else { break }
+            let host = endpoint.host
+            let port = endpoint.port ?? 8181
             let link: FrameLink
             do {
                 link = try await FrameLink.connect(host: host, port: port)
@@ -76,7 +79,8 @@ final class ReceiverTarget: Sendable {
             backoff = Self.firstRetry
             lastFailure = nil
             let address = link.remoteDescription
-            logger.info("streaming to \(endpoint)\(address.hasPrefix(host + ":") ? "" : " (\(address))")")
+            let named = "\(locator)" == "\(endpoint)" ? "\(endpoint)" : "\(locator) at \(endpoint)"
+            logger.info("streaming to \(named)\(address.hasPrefix(host + ":") ? "" : " (\(address))")")
             let reason: String
             do {
                 try await withTaskCancellationHandler {
@@ -125,7 +129,7 @@ final class ReceiverTarget: Sendable {
                 state.reportedReconnects = reconnects
             }
             return StatisticsLine.SenderTarget(
-                name: endpoint.description, isConnected: state.link != nil, sent: sent - state.reportedSent,
+                name: locator.description, isConnected: state.link != nil, sent: sent - state.reportedSent,
                 dropped: dropped - state.reportedDropped, reconnects: reconnects - state.reportedReconnects)
         }
     }

@@ -16,30 +16,36 @@ public struct SenderService: Service {
     public typealias FrameSource = @Sendable () -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void)
 
     private let settings: SenderSettings
+    private let locators: [any ReceiverLocator]
     private let makeFrames: FrameSource
     private let logger: Logger
 
-    /// A sender that analyses `source`.
+    /// A sender that analyses `source` and streams to `receivers` (nil: the fixed addresses of
+    /// `settings`; a ``DiscoveryLocator`` when `sender.host` is `auto`).
     public init(
-        settings: SenderSettings, analysis: AnalysisParameters = .standard, source: any AudioSource, logger: Logger
+        settings: SenderSettings, analysis: AnalysisParameters = .standard, source: any AudioSource,
+        receivers: [any ReceiverLocator]? = nil, logger: Logger
     ) {
         let fps = settings.framesPerSecond
-        self.init(settings: settings, logger: logger) {
+        self.init(settings: settings, receivers: receivers, logger: logger) {
             FrameStream.start(source: source, framesPerSecond: fps, parameters: analysis, logger: logger)
         }
         logger.debug("analysing \(source.format) audio into \(fps) frames/s")
     }
 
     /// A sender of ready-made frames (benchmarks, tests).
-    public init(settings: SenderSettings, logger: Logger, frames: @escaping FrameSource) {
+    public init(
+        settings: SenderSettings, receivers: [any ReceiverLocator]? = nil, logger: Logger, frames: @escaping FrameSource
+    ) {
         self.settings = settings
+        self.locators = receivers ?? settings.receivers.map(FixedReceiver.init)
         self.makeFrames = frames
         self.logger = logger
     }
 
     public func run() async throws {
         let (frames, stop) = makeFrames()
-        let targets = settings.receivers.map { ReceiverTarget(endpoint: $0, logger: logger) }
+        let targets = locators.map { ReceiverTarget(locator: $0, logger: logger) }
         let made = FrameCounter()
         var failure: (any Error)?
         // On SIGINT/SIGTERM the frames end, wherever the loop below waits.

@@ -126,7 +126,8 @@ struct ExecutableTests {
         let clock = ContinuousClock()
         let started = clock.now
         let sender = try await Self.run(
-            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--port", "\(port)"], stdin: path)
+            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
+             "--port", "\(port)"], stdin: path)
         let took = clock.now - started
         let received = try await receiver
         #expect(sender.status == 0, "\(sender.stderr)")
@@ -254,7 +255,7 @@ struct ALSACaptureTests {
             signal: SIGTERM, after: 3)
         try await Task.sleep(for: .milliseconds(400))
         let sender = try await ExecutableTests.run(
-            ["send", "--input", "testsignal", "--port", "\(port)", "--verbose"], directory: directory,
+            ["send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose"], directory: directory,
             environment: environment, signal: SIGTERM, after: 2)
         let received = try await receiver
         #expect(sender.status == 0, "\(sender.stderr)")

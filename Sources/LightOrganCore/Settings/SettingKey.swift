@@ -86,6 +86,22 @@ extension SettingKey {
         }
     }
 
+    /// A DNS-SD instance name: empty (the built-in choice), or up to 63 UTF-8 bytes, spaces
+    /// allowed, no control characters.
+    static func serviceName(
+        _ name: String, summary: String, store: @escaping @Sendable (inout Settings, String) -> Void
+    ) -> SettingKey {
+        let allowed = "empty, or a name of up to \(ServiceName.maximumLength) bytes without control characters"
+        return SettingKey(name, default: "", allowed: allowed, summary: summary) { settings, raw in
+            let trimmed = raw.trimmingWhitespace()
+            guard trimmed.utf8.count <= ServiceName.maximumLength,
+                !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else { return .notAllowed(allowed) }
+            store(&settings, trimmed)
+            return nil
+        }
+    }
+
     /// One of a fixed set of words.
     static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(
         _ name: String, default defaultValue: Choice, summary: String,

@@ -14,8 +14,10 @@ public struct Settings: Sendable, Equatable {
 
 /// Settings of the sender (the laptop side).
 public struct SenderSettings: Sendable, Equatable {
-    /// Host name or address of the receiver.
-    public var host = "127.0.0.1"
+    /// Host name or address of the receiver, or `auto`: find it on the local network (DNS-SD).
+    public var host = "auto"
+    /// With `host` auto: the published name of the receiver to stream to; empty: the first found.
+    public var receiverName = ""
     /// TCP port of the receiver, 1…65535.
     public var port = 8181
     /// Several receivers at once (`sender.hosts`); empty means `host` and `port` alone.
@@ -35,9 +37,14 @@ public struct SenderSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// The receivers to stream to: `hosts`, each with `port` unless it names its own, or `host`:`port`.
+    /// Whether the receiver is found by DNS-SD: `host` is `auto` and `hosts` is empty.
+    public var discoversReceiver: Bool { hosts.isEmpty && host.lowercased() == "auto" }
+
+    /// The receivers at fixed addresses: `hosts`, each with `port` unless it names its own, or
+    /// `host`:`port`; empty when ``discoversReceiver``.
     public var receivers: [Endpoint] {
-        hosts.isEmpty ? [Endpoint(host: host, port: port)] : hosts.map { Endpoint(host: $0.host, port: $0.port ?? port) }
+        if discoversReceiver { return [] }
+        return hosts.isEmpty ? [Endpoint(host: host, port: port)] : hosts.map { Endpoint(host: $0.host, port: $0.port ?? port) }
     }
 }
 
@@ -83,8 +90,10 @@ public enum AudioInputChoice: Sendable, Equatable, CustomStringConvertible {
 public struct ReceiverSettings: Sendable, Equatable {
     /// Address to listen on: `0.0.0.0` for every IPv4 interface, `::` for every interface.
     public var bind = "0.0.0.0"
-    /// TCP port to listen on, 0…65535 (0: the kernel picks a free one).
+    /// TCP port to listen on, 0…65535 (0: the kernel picks a free one; that one is published).
     public var port = 8181
+    /// The DNS-SD instance name to publish; empty: the host name.
+    public var name = ""
     /// Where the levels go.
     public var output = OutputChoice.terminal
     /// With no frame for this long, seconds, every lamp goes off. 0.05…3600.

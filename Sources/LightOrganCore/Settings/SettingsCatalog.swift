@@ -11,8 +11,8 @@ public enum SettingsCatalog {
     /// All keys, in the order the example file lists them.
     public static let keys: [SettingKey] = [
         .text(
-            "sender.host", default: "127.0.0.1", allowed: "a host name or an IPv4/IPv6 address",
-            summary: "Host name or address of the receiver (the Raspberry Pi)."
+            "sender.host", default: "auto", allowed: "auto (find the receiver by DNS-SD), a host name or an IPv4/IPv6 address",
+            summary: "The receiver (the Raspberry Pi): auto finds it on the local network (DNS-SD), or a host name or address."
         ) { $0.sender.host = $1 },
         .integer(
             "sender.port", default: 8181, range: 1...65535, summary: "TCP port of the receiver."
@@ -39,6 +39,10 @@ public enum SettingsCatalog {
             summary: "Several receivers to stream the same frames to at once (empty: sender.host alone).",
             parse: Endpoint.init(parsing:)
         ) { $0.sender.hosts = $1 },
+        .serviceName(
+            "sender.receiver_name",
+            summary: "With sender.host auto: the receiver to stream to, by its published name (empty: the first found)."
+        ) { $0.sender.receiverName = $1 },
         .decimal(
             "sender.stats_interval", default: 10, range: 0...86400, unit: "seconds",
             summary: "How often the sender logs frames sent and dropped and reconnects (0: never)."
@@ -51,6 +55,10 @@ public enum SettingsCatalog {
             "receiver.port", default: 8181, range: 0...65535,
             summary: "TCP port to listen on (0: any free port)."
         ) { $0.receiver.port = $1 },
+        .serviceName(
+            "receiver.name",
+            summary: "Name published on the local network (DNS-SD _lightorgan._tcp) for senders to find (empty: the host name)."
+        ) { $0.receiver.name = $1 },
         .choice(
             "receiver.output", default: OutputChoice.terminal,
             summary: "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts; gpio: LEDs on GPIO lines."

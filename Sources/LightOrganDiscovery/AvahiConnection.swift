@@ -1,0 +1,124 @@
+import CAvahi
+import Glibc
+
+/// A client of the Avahi daemon (the system's mDNS/DNS-SD responder, reached over the D-Bus
+/// system bus) with its own event thread: libavahi-client's threaded poll.
+///
+/// It waits for the daemon when none runs (`AVAHI_CLIENT_NO_FAIL`) and connects anew when the
+/// daemon restarts. Every state change is handed to `stateChanged` on the poll thread, with the
+/// poll's lock held, together with the client pointer to use: that is the only place where
+/// Avahi objects (entry groups, browsers, resolvers) are made or freed, from the client that
+/// ``State/running(_:)`` carries.
+///
+/// After the daemon was lost (``State/lost``) every object made from the old client is gone.
+final class AvahiConnection: @unchecked Sendable {
+    // @unchecked: `client` and everything made from it are used only on the poll thread (in
+    // Avahi's callbacks) or in `close()` after that thread has stopped; the poll serialises them.
+
+    /// What the daemon connection is doing.
+    enum State {
+        /// Connected, the daemon's server runs: publish and browse now, with this client.
+        case running(OpaquePointer)
+        /// No daemon answers (yet); it is waited for.
+        case waitingForDaemon
+        /// The host name is being registered or collides: published entries must be withdrawn
+        /// and are published again on the next ``running``.
+        case registering
+        /// The daemon went away; every Avahi object made from the client is gone. A new client
+        /// waits for the daemon to come back.
+        case lost
+        /// A failure that does not heal (the message says which).
+        case failed(String)
+    }
+
+    private let poll: OpaquePointer
+    private var client: OpaquePointer?
+    private var isClosed = false
+    private let stateChanged: (State) -> Void
+
+    /// Connects; `stateChanged` is called on the poll thread for every state, the first time
+    /// before this returns.
+    ///
+    /// - Throws: ``DiscoveryError/unavailable(_:)`` when not even the D-Bus system bus answers.
+    init(stateChanged: @escaping (State) -> Void) throws(DiscoveryError) {
+        guard let poll = avahi_threaded_poll_new() else { throw .unavailable("out of memory") }
+        self.poll = poll
+        self.stateChanged = stateChanged
+        // Made before the thread starts: the callbacks made from inside avahi_client_new run here.
+        var error: Int32 = 0
+        client = avahi_client_new(
+            avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
+            Unmanaged.passUnretained(self).toOpaque(), &error)
+        // A class whose init throws after its properties are set still runs deinit: leave it
+        // nothing to free twice.
+        guard client != nil else {
+            isClosed = true
+            avahi_threaded_poll_free(poll)
+            throw .unavailable(Self.describe(error))
+        }
+        guard avahi_threaded_poll_start(poll) >= 0 else {
+            isClosed = true
+            avahi_client_free(client)
+            avahi_threaded_poll_free(poll)
+            throw .unavailable("cannot start the Avahi event thread")
+        }
+    }
+
+    deinit { close() }
+
+    /// Runs `body` with the poll's lock held, so it may use Avahi objects from any thread.
+    func withLock<Result>(_ body: () -> Result) -> Result {
+        avahi_threaded_poll_lock(poll)
+        defer { avahi_threaded_poll_unlock(poll) }
+        return body()
+    }
+
+    /// Stops the thread and frees the client with all its objects (withdrawing what it published).
+    /// Must not be called from the poll thread.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        avahi_threaded_poll_stop(poll)
+        if let client { avahi_client_free(client) }
+        client = nil
+        avahi_threaded_poll_free(poll)
+    }
+
+    /// Avahi's text for an error code.
+    static func describe(_ code: Int32) -> String {
+        avahi_strerror(code).map { String(cString: $0) } ?? "Avahi error \(code)"
+    }
+
+    private static let clientCallback: AvahiClientCallback = { client, state, userdata in
+        guard let client, let userdata else { return }
+        Unmanaged<AvahiConnection>.fromOpaque(userdata).takeUnretainedValue().changed(client, state)
+    }
+
+    private func changed(_ client: OpaquePointer, _ state: AvahiClientState) {
+        switch state {
+        case AVAHI_CLIENT_S_RUNNING:
+            stateChanged(.running(client))
+        case AVAHI_CLIENT_CONNECTING:
+            stateChanged(.waitingForDaemon)
+        case AVAHI_CLIENT_S_REGISTERING, AVAHI_CLIENT_S_COLLISION:
+            stateChanged(.registering)
+        case AVAHI_CLIENT_FAILURE:
+            let code = avahi_client_errno(client)
+            guard code == Int32(AVAHI_ERR_DISCONNECTED) else {
+                stateChanged(.failed(Self.describe(code)))
+                return
+            }
+            // The daemon restarted or stopped: start over with a client that waits for it.
+            stateChanged(.lost)
+            avahi_client_free(client)
+            self.client = nil
+            var error: Int32 = 0
+            self.client = avahi_client_new(
+                avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
+                Unmanaged.passUnretained(self).toOpaque(), &error)
+            if self.client == nil { stateChanged(.failed(Self.describe(error))) }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Glibc
+import LightOrganCore
+import LightOrganDiscovery
+public import Logging
+public import ServiceLifecycle
+
+/// Publishes the receiver on the local network (DNS-SD `_lightorgan._tcp`) while it runs, so
+/// that senders with `sender.host: auto` find it; withdraws it on graceful shutdown.
+///
+/// Discovery is a convenience: when Avahi cannot be used the receiver serves on, and this says
+/// once that it is not discoverable and why.
+public struct PublisherService: Service {
+    private let name: String
+    private let port: Int
+    private let logger: Logger
+
+    /// Publishes `name` (empty: this machine's host name) for `port` (the listener's bound port).
+    public init(name: String, port: Int, logger: Logger) {
+        self.name = name.isEmpty ? ServiceName.defaultName(hostName: Self.hostName()) : name
+        self.port = port
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let publisher: ReceiverPublisher
+        do {
+            publisher = try ReceiverPublisher(name: name, port: port, logger: logger)
+        } catch {
+            logger.warning("not discoverable on the local network: \(error)")
+            try? await gracefulShutdown()
+            return
+        }
+        try? await gracefulShutdown()
+        publisher.close()
+    }
+
+    private static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
