@@ -9,12 +9,13 @@ import Synchronization
 /// Each frame becomes one duty cycle per line through a ``LineDriver`` (`pwm`, `onoff` or `bar`).
 /// A thread runs the PWM: each period it takes the newest duties and writes the edges of a
 /// ``PWMSchedule`` at their deadlines (`clock_nanosleep` on CLOCK_MONOTONIC, absolute), one bulk
-/// write for all lines; writes that change nothing are skipped, so dark or full lamps cost no write
-/// at all. Every line is requested inactive, set inactive again on ``shutDown()`` and released.
+/// write for all lines; writes that change nothing are skipped. When every line is fully on or off
+/// (dark lamps, relays) the thread does not wake at all until the duties change. Every line is
+/// requested inactive, set inactive again on ``shutDown()`` and released.
 public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     // @unchecked Sendable: `gpio` is written only by the PWM thread until shutDown() has joined it;
     // `driver` only by show(), which the receiver calls from one task at a time; the duties cross
-    // threads through the Mutex.
+    // threads through the Mutex, the idle hand-over through the Atomic and the semaphore.
     /// The chip as found (name, label), for messages.
     public let chipDescription: String
     /// Line offsets in request order, with the band each one shows.
@@ -25,6 +26,10 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     private var driver: LineDriver
     private let stopped = Mutex(false)
     private let finished = DispatchSemaphore(value: 0)
+    /// The PWM thread waits on `wake` (steady lines); whoever changes the duties or stops it while
+    /// this is true sets it false and signals `wake`.
+    private let idle = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0)
     private var isShutDown = false
 
     /// Requests `lines` (BCM offsets per band) on `chip` (`auto`, a name, a path or a label).
@@ -53,13 +58,20 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     }
 
     public func show(_ frame: LevelFrame) {
-        let next = driver.duties(for: frame, at: MonotonicClock.seconds())
-        duties.withLock { $0 = next }
+        showDuties(driver.duties(for: frame, at: MonotonicClock.seconds()))
     }
 
     /// Sets the duty cycle (0…1) of every line directly, in line order (the wiring check).
     public func showDuties(_ values: [Double]) {
-        duties.withLock { $0 = values }
+        let changed = duties.withLock { duties in
+            defer { duties = values }
+            return duties != values
+        }
+        if changed { wakePWM() }
+    }
+
+    private func wakePWM() {
+        if idle.exchange(false, ordering: .sequentiallyConsistent) { wake.signal() }
     }
 
     /// Stops the PWM, sets every line inactive and releases them.
@@ -67,6 +79,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
         guard !isShutDown else { return }
         isShutDown = true
         stopped.withLock { $0 = true }
+        wakePWM()
         finished.wait()
         lightorgan_gpio_close(gpio)
     }
@@ -89,12 +102,29 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
                     lastWritten = edge.values
                 }
             }
+            if schedule.isSteady {
+                // Every line fully on or off: sleep until the duties change or the output stops.
+                waitForChange(from: current)
+                periodStart = MonotonicClock.seconds()
+                continue
+            }
             periodStart += period
             let now = MonotonicClock.seconds()
             if periodStart < now - period { periodStart = now }  // fell behind (machine busy): restart the grid
             MonotonicClock.sleep(until: periodStart)
         }
         finished.signal()
+    }
+
+    /// Blocks the PWM thread until ``showDuties(_:)`` changes the duties away from `shown` or
+    /// ``shutDown()`` is called.
+    private func waitForChange(from shown: [Double]) {
+        idle.store(true, ordering: .sequentiallyConsistent)
+        let moved = duties.withLock { $0 != shown } || stopped.withLock { $0 }
+        // Moved before we went idle: take the idle flag back; if someone took it first, their
+        // signal is on its way and must be consumed.
+        if moved, idle.exchange(false, ordering: .sequentiallyConsistent) { return }
+        wake.wait()
     }
 
     /// The chips of this machine: path, name, label, line count.

@@ -1,6 +1,7 @@
 public import LightOrganCore
 public import LightOrganNetwork
 public import Logging
+import NIOCore
 public import ServiceLifecycle
 
 /// `lightorgan receive`: accepts senders on TCP and shows their frames on an output.
@@ -8,7 +9,8 @@ public import ServiceLifecycle
 /// Data flow: socket → ``FrameListener`` (per connection: bytes → newest complete frame of each
 /// read) → ``LampSwitchboard`` (``SenderArbiter``: one active sender, takeover, allow list,
 /// connection limit, idle and flood cut-offs) → ``LevelOutput``. A sweep a few times per lamp
-/// timeout turns the lamps off when the active sender goes quiet; a statistics line is logged
+/// timeout, on the listener's event loop (the thread that is awake for the frames anyway),
+/// turns the lamps off when the active sender goes quiet; a statistics line is logged
 /// every `receiver.stats_interval`. On graceful shutdown (SIGINT/SIGTERM) it stops accepting,
 /// turns every lamp off, closes the connections and returns.
 public struct ReceiverService: Service {
@@ -49,22 +51,19 @@ public struct ReceiverService: Service {
     }
 
     public func run() async throws {
+        let period = min(rules.lampTimeout / 4, .milliseconds(100))
+        let sweeping = listener.channel.eventLoop.scheduleRepeatedTask(
+            initialDelay: TimeAmount(period), delay: TimeAmount(period)
+        ) { [switchboard] _ in switchboard.sweep() }
         await withDiscardingTaskGroup { group in
-            group.addTask { await sweepTimeouts() }
             if let statsInterval { group.addTask { await logStatistics(every: statsInterval) } }
             try? await gracefulShutdown()  // returns on SIGINT/SIGTERM, throws when cancelled
             group.cancelAll()
         }
+        sweeping.cancel()
         await listener.close()
         switchboard.shutDown()
         logger.info("receiver stopped; lamps off")
-    }
-
-    private func sweepTimeouts() async {
-        let period = min(rules.lampTimeout / 4, .milliseconds(100))
-        while (try? await Task.sleep(for: period)) != nil {
-            switchboard.sweep()
-        }
     }
 
     private func logStatistics(every interval: Duration) async {

@@ -37,4 +37,12 @@ struct PWMScheduleTests {
         #expect(PWMSchedule.duty(forLevel: 255) == 1)
         #expect(abs(PWMSchedule.duty(forLevel: 128) - 0.2195) < 0.001)
     }
+
+    @Test("is steady (nothing to do until the duties change) only when every line is fully on or off", arguments: [
+        ([0.0, 1.0, 0.0], true), ([1.0, 1.0, 1.0], true), ([0.0, 0.0, 0.0], true), ([0.0, 0.5, 1.0], false),
+        ([0.0004, 1.0], true), ([0.001, 1.0], false),
+    ])
+    func steady(duties: [Double], steady: Bool) {
+        #expect(PWMSchedule(duties: duties).isSteady == steady)
+    }
 }

@@ -22,6 +22,10 @@ public struct PWMSchedule: Sendable, Equatable {
     /// The writes of one period, in time order; the first is at offset 0.
     public let edges: [Edge]
 
+    /// True when every line is fully on or fully off: the first edge holds for the whole period,
+    /// so nothing needs to happen until the duties change.
+    public var isSteady: Bool { edges.count == 1 }
+
     /// The schedule for duty cycles in 0…1 (one per line; values outside are clamped). Duties are
     /// quantised to `resolution` steps per period (the achievable timing).
     public init(duties: [Double], resolution: Int = 1000) {
