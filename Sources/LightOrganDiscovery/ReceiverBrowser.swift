@@ -2,6 +2,7 @@ import CAvahi
 import Glibc
 public import LightOrganCore
 public import Logging
+import Synchronization
 
 /// Finds receivers on the local network: browses DNS-SD for `_lightorgan._tcp` through the Avahi
 /// daemon and resolves each service to a host, an address and a port.
@@ -35,6 +36,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
     private let continuation: AsyncStream<Update>.Continuation
     private let logger: Logger
     private var connection: AvahiConnection?
+    private let closed = Atomic<Bool>(false)
     private var browser: OpaquePointer?
     private var resolvers: [SightingKey: OpaquePointer] = [:]
     private var sightings: [SightingKey: DiscoveredReceiver] = [:]
@@ -54,8 +56,10 @@ public final class ReceiverBrowser: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Stops browsing and ends ``updates``.
+    /// Stops browsing and ends ``updates``. Safe to call more than once, from any thread but the
+    /// Avahi thread.
     public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection?.close()
         connection = nil
         browser = nil

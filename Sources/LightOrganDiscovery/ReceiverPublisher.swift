@@ -1,6 +1,7 @@
 import CAvahi
 import LightOrganCore
 public import Logging
+import Synchronization
 
 /// Publishes a receiver on the local network as a DNS-SD service `_lightorgan._tcp` in `local.`,
 /// through the Avahi daemon, so that senders find it without an address.
@@ -18,6 +19,7 @@ public final class ReceiverPublisher: @unchecked Sendable {
     public let port: Int
     private let logger: Logger
     private var connection: AvahiConnection?
+    private let closed = Atomic<Bool>(false)
     private var group: OpaquePointer?
     private var name: String
     private var lastProblem: String?
@@ -39,8 +41,10 @@ public final class ReceiverPublisher: @unchecked Sendable {
         connection?.withLock { name } ?? name
     }
 
-    /// Withdraws the service and disconnects from the daemon.
+    /// Withdraws the service and disconnects from the daemon. Safe to call more than once, from
+    /// any thread but the Avahi thread.
     public func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection?.close()
         connection = nil
         group = nil
