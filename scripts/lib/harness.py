@@ -63,14 +63,16 @@ def free_port():
 
 
 class Process:
-    """A lightorgan process whose stdout and stderr go to files."""
+    """A lightorgan process whose stdout and stderr go to files; `wrapper` runs it through another
+    command (e.g. nsenter)."""
 
-    def __init__(self, name, *arguments):
+    def __init__(self, name, *arguments, wrapper=()):
         self.out_path = os.path.join(work(), f"{name}.out")
         self.err_path = os.path.join(work(), f"{name}.err")
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [_state["lightorgan"], *arguments], stdout=open(self.out_path, "w"), stderr=open(self.err_path, "w"))
+            [*wrapper, _state["lightorgan"], *arguments], stdout=open(self.out_path, "w"),
+            stderr=open(self.err_path, "w"))
         children.append(self.process)
 
     def lines(self):
