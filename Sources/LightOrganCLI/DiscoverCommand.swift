@@ -84,7 +84,9 @@ struct DiscoverCommand: AsyncParsableCommand {
     }
 
     private static func row(_ name: String, _ host: String, _ address: String, _ port: String) -> String {
-        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(1, width - text.count)) }
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(1, width - text.count))
+        }
         return pad(name, 24) + pad(host, 28) + pad(address, 26) + port + "\n"
     }
 }

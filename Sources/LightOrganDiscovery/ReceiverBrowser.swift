@@ -75,7 +75,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
                 client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), ServiceName.serviceType, nil,
                 AvahiLookupFlags(0), Self.browserCallback, Unmanaged.passUnretained(self).toOpaque())
             if browser == nil {
-                continuation.yield(.unavailable("cannot browse: \(AvahiConnection.describe(avahi_client_errno(client)))"))
+                continuation.yield(
+                    .unavailable("cannot browse: \(AvahiConnection.describe(avahi_client_errno(client)))"))
             }
         case .waitingForDaemon:
             continuation.yield(.unavailable(Self.noDaemon))
@@ -113,7 +114,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
         switch event {
         case AVAHI_BROWSER_NEW:
             guard let name, let type, let domain, let client = connectionClient() else { return }
-            let key = SightingKey(interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+            let key = SightingKey(
+                interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
             guard resolvers[key] == nil else { return }
             let resolver = avahi_service_resolver_new(
                 client, interface, proto, name, type, domain, proto, AvahiLookupFlags(0), Self.resolverCallback,
@@ -124,7 +126,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
             }
         case AVAHI_BROWSER_REMOVE:
             guard let name, let domain else { return }
-            let key = SightingKey(interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+            let key = SightingKey(
+                interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
             if let resolver = resolvers.removeValue(forKey: key) { avahi_service_resolver_free(resolver) }
             let wasPending = pending.remove(key) != nil
             if sightings.removeValue(forKey: key) != nil || wasPending { deliver() }
@@ -149,7 +152,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
         _, interface, proto, event, name, _, domain, hostName, address, port, _, _, userdata in
         guard let userdata, let name, let domain else { return }
         let browser = Unmanaged<ReceiverBrowser>.fromOpaque(userdata).takeUnretainedValue()
-        let key = SightingKey(interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+        let key = SightingKey(
+            interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
         guard event == AVAHI_RESOLVER_FOUND, let hostName, let address else {
             browser.unresolved(key)
             return
@@ -163,7 +167,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
         var numeric = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let interface = Self.interfaceName(key.interface)
         if numeric.lowercased().hasPrefix("fe80:") { numeric += "%\(interface)" }
-        let sighting = DiscoveredReceiver(name: key.name, hostName: hostName, address: numeric, port: port, interface: interface)
+        let sighting = DiscoveredReceiver(
+            name: key.name, hostName: hostName, address: numeric, port: port, interface: interface)
         let wasPending = pending.remove(key) != nil
         guard sightings[key] != sighting || wasPending else { return }
         sightings[key] = sighting

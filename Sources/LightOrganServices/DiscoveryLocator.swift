@@ -15,6 +15,8 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
         var choice: ReceiverChoice?
         var waiters: [Int: CheckedContinuation<Endpoint?, Never>] = [:]
         var nextWaiter = 0
+        /// ``run()`` has returned: no receiver will be found any more.
+        var isFinished = false
     }
 
     private let wanted: String
@@ -32,7 +34,8 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
     }
 
     public var description: String {
-        state.withLock { $0.choice?.chosen.map { "\"\($0.name)\"" } } ?? (wanted.isEmpty ? "the discovered receiver" : "\"\(wanted)\"")
+        state.withLock { $0.choice?.chosen.map { "\"\($0.name)\"" } }
+            ?? (wanted.isEmpty ? "the discovered receiver" : "\"\(wanted)\"")
     }
 
     /// Follows the browser until graceful shutdown or cancellation.
@@ -47,6 +50,7 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
             self.browser.close()
         }
         let waiters = state.withLock { state in
+            state.isFinished = true
             defer { state.waiters = [:] }
             return state.waiters.values
         }
@@ -63,20 +67,21 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
                 message = why
                 level = .warning
             case .receivers(let sightings, let settled):
+                // Only this loop writes the choice: reading the previous one first is race-free.
+                let previous = state.withLock { $0.choice?.chosen?.name }
+                let choice = ReceiverChoice(sightings: sightings, wanted: wanted, previous: previous)
                 // Until the first look is complete, only the receiver asked for by name is taken:
                 // "the first by name" needs the whole list.
-                let (choice, waiters) = state.withLock { state in
-                    let choice = ReceiverChoice(sightings: sightings, wanted: wanted, previous: state.choice?.chosen?.name)
-                    guard settled || (!wanted.isEmpty && choice.chosen != nil) else {
-                        return (choice, [CheckedContinuation<Endpoint?, Never>]())
-                    }
-                    state.choice = choice
-                    guard choice.chosen != nil else { return (choice, []) }
-                    defer { state.waiters = [:] }
-                    return (choice, Array(state.waiters.values))
-                }
                 guard settled || (!wanted.isEmpty && choice.chosen != nil) else { continue }
-                if let endpoint = choice.chosen?.endpoint { for waiter in waiters { waiter.resume(returning: endpoint) } }
+                let waiters = state.withLock { state -> [CheckedContinuation<Endpoint?, Never>] in
+                    state.choice = choice
+                    guard choice.chosen != nil else { return [] }
+                    defer { state.waiters = [:] }
+                    return Array(state.waiters.values)
+                }
+                if let endpoint = choice.chosen?.endpoint {
+                    for waiter in waiters { waiter.resume(returning: endpoint) }
+                }
                 message = choice.summary(wanted: wanted)
             }
             if message != lastMessage { logger.log(level: level, "\(message)") }
@@ -94,7 +99,7 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Endpoint?? in
                     if let endpoint = state.choice?.chosen?.endpoint { return .some(endpoint) }
-                    if Task.isCancelled { return .some(nil) }
+                    if Task.isCancelled || state.isFinished { return .some(nil) }
                     state.waiters[id] = continuation
                     return nil
                 }

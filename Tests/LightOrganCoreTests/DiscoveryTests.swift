@@ -3,10 +3,12 @@ import Testing
 
 @Suite("Discovery: service names and the sender's choice of receiver")
 struct DiscoveryTests {
-    @Test("a taken name gets the next number, the Bonjour way", arguments: [
-        ("stage", "stage (2)"), ("stage (2)", "stage (3)"), ("stage (9)", "stage (10)"), ("(2)", "(2) (2)"),
-        ("stage(2)", "stage(2) (2)"), ("stage (1)", "stage (1) (2)"), ("stage (x)", "stage (x) (2)"),
-    ])
+    @Test(
+        "a taken name gets the next number, the Bonjour way",
+        arguments: [
+            ("stage", "stage (2)"), ("stage (2)", "stage (3)"), ("stage (9)", "stage (10)"), ("(2)", "(2) (2)"),
+            ("stage(2)", "stage(2) (2)"), ("stage (1)", "stage (1) (2)"), ("stage (x)", "stage (x) (2)"),
+        ])
     func alternativeNames(name: String, next: String) {
         #expect(ServiceName.alternative(to: name) == next)
     }
@@ -50,7 +52,9 @@ struct DiscoveryTests {
         #expect(ReceiverChoice(sightings: [stage], wanted: "stage", previous: nil).chosen == stage)
         let missing = ReceiverChoice(sightings: [stage], wanted: "Bar", previous: nil)
         #expect(missing.chosen == nil)
-        #expect(missing.summary(wanted: "Bar").contains("no receiver \"Bar\"") && missing.summary(wanted: "Bar").contains("Stage"))
+        #expect(
+            missing.summary(wanted: "Bar").contains("no receiver \"Bar\"")
+                && missing.summary(wanted: "Bar").contains("Stage"))
     }
 
     @Test("one receiver seen on several interfaces is one, at its IPv4 address, else a global IPv6 one")
@@ -60,12 +64,15 @@ struct DiscoveryTests {
         let v4 = sighting("pi", "192.0.2.7", on: "eth0")
         #expect(ReceiverChoice(sightings: [v6LinkLocal, v4, v6Global], wanted: "", previous: nil).seen == [v4])
         #expect(ReceiverChoice(sightings: [v6LinkLocal, v6Global], wanted: "", previous: nil).chosen == v6Global)
-        #expect(ReceiverChoice(sightings: [v6LinkLocal], wanted: "", previous: nil).chosen?.endpoint.description == "[fe80::1%wlan0]:8181")
+        #expect(
+            ReceiverChoice(sightings: [v6LinkLocal], wanted: "", previous: nil).chosen?.endpoint.description
+                == "[fe80::1%wlan0]:8181")
     }
 
     @Test("the summary lists what is seen and says how to choose when there are several")
     func summary() {
-        let choice = ReceiverChoice(sightings: [sighting("b", "192.0.2.2"), sighting("a", "192.0.2.1")], wanted: "", previous: nil)
+        let choice = ReceiverChoice(
+            sightings: [sighting("b", "192.0.2.2"), sighting("a", "192.0.2.1")], wanted: "", previous: nil)
         let text = choice.summary(wanted: "")
         #expect(text.contains("\"a\" (a.local, 192.0.2.1:8181), \"b\" (b.local, 192.0.2.2:8181)"))
         #expect(text.contains("streaming to \"a\"") && text.contains("sender.receiver_name"))

@@ -51,6 +51,7 @@ public struct ReceiverChoice: Sendable, Equatable {
         }
         guard let chosen else { return "no receiver on the network yet; waiting for one (or set sender.host)" }
         if seen.count == 1 { return "found receiver \(chosen.description)" }
-        return "receivers on the network: \(list); streaming to \"\(chosen.name)\" (set sender.receiver_name to choose another)"
+        return
+            "receivers on the network: \(list); streaming to \"\(chosen.name)\" (set sender.receiver_name to choose another)"
     }
 }
