@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import LightOrganCore
 import LightOrganDiscovery
 import LightOrganOutput
@@ -12,7 +13,8 @@ struct DiscoverCommand: AsyncParsableCommand {
         abstract: "List the lightorgan receivers on the local network (DNS-SD _lightorgan._tcp, through Avahi).",
         discussion: """
             Prints one line per receiver as it is found (name, host, address, port), and a line when \
-            one goes away. Exit status 1 when discovery is unavailable (no Avahi daemon).
+            one goes away; a line on stderr when none was found. Exit status 1 when discovery is \
+            unavailable (no Avahi daemon).
             """)
 
     @Flag(name: .shortAndLong, help: "Log more.") var verbose = false
@@ -56,17 +58,26 @@ struct DiscoverCommand: AsyncParsableCommand {
         }
     }
 
-    /// Prints receivers as they come and go; returns the reason when discovery is unavailable.
+    /// Prints receivers as they come and go, and says so on stderr when none was found by the end;
+    /// returns the reason when discovery is unavailable.
     private static func list(_ updates: AsyncStream<ReceiverBrowser.Update>) async -> String? {
         var shown: [String: DiscoveredReceiver] = [:]
         var printedHeader = false
+        defer {
+            if !printedHeader {
+                let message =
+                    "lightorgan: no receiver found on the local network; is `lightorgan receive` running on it?\n"
+                _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
+            }
+        }
         for await update in updates {
             switch update {
             case .unavailable(let why):
+                printedHeader = true  // the reason is the message
                 return why
-            case .receivers(let sightings, let settled):
+            case .receivers(let sightings, _):
                 let seen = ReceiverChoice(sightings: sightings, wanted: "", previous: nil).seen
-                if !printedHeader, !seen.isEmpty || settled {
+                if !printedHeader, !seen.isEmpty {
                     printedHeader = true
                     StandardOutput.write(row("NAME", "HOST", "ADDRESS", "PORT"))
                 }
