@@ -18,7 +18,7 @@ children = []
 
 def start(kind, lightorgan):
     """Begins a script test of `kind` (the closing line's word) with the executable at `lightorgan`."""
-    _state.update(lightorgan=lightorgan, kind=kind, work=tempfile.mkdtemp(prefix=f"lightorgan-{kind}-"))
+    _state.update(lightorgan=os.path.abspath(lightorgan), kind=kind, work=tempfile.mkdtemp(prefix=f"lightorgan-{kind}-"))
 
 
 def work():
