@@ -164,7 +164,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
     private func resolved(_ key: SightingKey, hostName: String, address: UnsafePointer<AvahiAddress>, port: Int) {
         var text = [CChar](repeating: 0, count: 64)
         avahi_address_snprint(&text, text.count, address)
-        var numeric = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var numeric = String(cCharacters: text)
         let interface = Self.interfaceName(key.interface)
         if numeric.lowercased().hasPrefix("fe80:") { numeric += "%\(interface)" }
         let sighting = DiscoveredReceiver(
@@ -189,6 +189,6 @@ public final class ReceiverBrowser: @unchecked Sendable {
     private static func interfaceName(_ index: AvahiIfIndex) -> String {
         var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
         guard index >= 0, if_indextoname(UInt32(index), &name) != nil else { return "interface \(index)" }
-        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(cCharacters: name)
     }
 }

@@ -135,17 +135,12 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
             var name = [CChar](repeating: 0, count: 64), label = [CChar](repeating: 0, count: 64)
             var count: UInt32 = 0
             guard lightorgan_gpio_chip_info("/dev/" + entry, &name, 64, &label, 64, &count) == 0 else { return nil }
-            return ("/dev/" + entry, Self.text(name), Self.text(label), Int(count))
+            return ("/dev/" + entry, String(cCharacters: name), String(cCharacters: label), Int(count))
         }
     }
 
     /// The libgpiod API this build uses: 1 (libgpiod 1.6, bookworm) or 2 (libgpiod 2.x, trixie).
     public static var libgpiodAPI: Int { Int(lightorgan_gpio_api_version()) }
-
-    /// A C string filled in by the shim.
-    static func text(_ characters: [CChar]) -> String {
-        String(decoding: characters.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 
     /// Labels of the Raspberry Pi's main GPIO controller, newest first (Pi 5: RP1).
     static let raspberryPiLabels = ["pinctrl-rp1", "pinctrl-bcm2712", "pinctrl-bcm2711", "pinctrl-bcm2835"]
@@ -190,7 +185,7 @@ public struct GPIOError: Error, CustomStringConvertible {
                 var consumer = [CChar](repeating: 0, count: 64)
                 if lightorgan_gpio_line_consumer(chip, UInt32(offset), &consumer, 64) == 0, consumer[0] != 0 {
                     return GPIOError(
-                        "GPIO line \(offset) on \(chip) is busy (used by \"\(GPIOLamps.text(consumer))\"); "
+                        "GPIO line \(offset) on \(chip) is busy (used by \"\(String(cCharacters: consumer))\"); "
                             + "pick another line in receiver.lines or stop the other program")
                 }
             }

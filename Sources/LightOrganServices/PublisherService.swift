@@ -37,6 +37,6 @@ public struct PublisherService: Service {
     private static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(cCharacters: buffer)
     }
 }
