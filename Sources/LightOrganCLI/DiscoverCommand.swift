@@ -34,18 +34,15 @@ struct DiscoverCommand: AsyncParsableCommand {
             }
             defer { browser.close() }
             let problem = await withTaskGroup(of: String?.self) { group in
+                // Whichever ends first: discovery unavailable, Ctrl-C (or SIGTERM), or the timeout.
                 group.addTask { await Self.list(browser.updates) }
                 group.addTask {
-                    if timeout > 0 {
-                        try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-                    } else {
-                        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
-                    }
+                    for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
                     return nil
                 }
                 if timeout > 0 {
                     group.addTask {
-                        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+                        try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
                         return nil
                     }
                 }

@@ -29,6 +29,17 @@ public final class ReceiverBrowser: @unchecked Sendable {
         var proto: AvahiProtocol
         var name: String
         var domain: String
+
+        /// The key of what a browser or resolver callback reports.
+        init(
+            _ interface: AvahiIfIndex, _ proto: AvahiProtocol, _ name: UnsafePointer<CChar>,
+            _ domain: UnsafePointer<CChar>
+        ) {
+            self.interface = interface
+            self.proto = proto
+            self.name = String(cString: name)
+            self.domain = String(cString: domain)
+        }
     }
 
     /// The updates, newest last; the stream ends with ``close()``.
@@ -114,8 +125,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
         switch event {
         case AVAHI_BROWSER_NEW:
             guard let name, let type, let domain, let client = connectionClient() else { return }
-            let key = SightingKey(
-                interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+            let key = SightingKey(interface, proto, name, domain)
             guard resolvers[key] == nil else { return }
             let resolver = avahi_service_resolver_new(
                 client, interface, proto, name, type, domain, proto, AvahiLookupFlags(0), Self.resolverCallback,
@@ -126,8 +136,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
             }
         case AVAHI_BROWSER_REMOVE:
             guard let name, let domain else { return }
-            let key = SightingKey(
-                interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+            let key = SightingKey(interface, proto, name, domain)
             if let resolver = resolvers.removeValue(forKey: key) { avahi_service_resolver_free(resolver) }
             let wasPending = pending.remove(key) != nil
             if sightings.removeValue(forKey: key) != nil || wasPending { deliver() }
@@ -152,8 +161,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
         _, interface, proto, event, name, _, domain, hostName, address, port, _, _, userdata in
         guard let userdata, let name, let domain else { return }
         let browser = Unmanaged<ReceiverBrowser>.fromOpaque(userdata).takeUnretainedValue()
-        let key = SightingKey(
-            interface: interface, proto: proto, name: String(cString: name), domain: String(cString: domain))
+        let key = SightingKey(interface, proto, name, domain)
         guard event == AVAHI_RESOLVER_FOUND, let hostName, let address else {
             browser.unresolved(key)
             return
