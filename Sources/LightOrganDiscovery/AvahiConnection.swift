@@ -46,9 +46,7 @@ final class AvahiConnection: @unchecked Sendable {
         self.stateChanged = stateChanged
         // Made before the thread starts: the callbacks made from inside avahi_client_new run here.
         var error: Int32 = 0
-        client = avahi_client_new(
-            avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
-            Unmanaged.passUnretained(self).toOpaque(), &error)
+        client = newClient(error: &error)
         // A class whose init throws after its properties are set still runs deinit: leave it
         // nothing to free twice.
         guard client != nil else {
@@ -66,13 +64,6 @@ final class AvahiConnection: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Runs `body` with the poll's lock held, so it may use Avahi objects from any thread.
-    func withLock<Result>(_ body: () -> Result) -> Result {
-        avahi_threaded_poll_lock(poll)
-        defer { avahi_threaded_poll_unlock(poll) }
-        return body()
-    }
-
     /// Stops the thread and frees the client with all its objects (withdrawing what it published).
     /// Must not be called from the poll thread.
     func close() {
@@ -82,6 +73,14 @@ final class AvahiConnection: @unchecked Sendable {
         if let client { avahi_client_free(client) }
         client = nil
         avahi_threaded_poll_free(poll)
+    }
+
+    /// A client on this poll that waits for the daemon when none runs; nil (and `error` set) when
+    /// not even the D-Bus system bus answers. Its first state change is reported before it returns.
+    private func newClient(error: inout Int32) -> OpaquePointer? {
+        avahi_client_new(
+            avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
+            Unmanaged.passUnretained(self).toOpaque(), &error)
     }
 
     /// Avahi's text for an error code.
@@ -111,11 +110,8 @@ final class AvahiConnection: @unchecked Sendable {
             // The daemon restarted or stopped: start over with a client that waits for it.
             stateChanged(.lost)
             avahi_client_free(client)
-            self.client = nil
             var error: Int32 = 0
-            self.client = avahi_client_new(
-                avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientCallback,
-                Unmanaged.passUnretained(self).toOpaque(), &error)
+            self.client = newClient(error: &error)
             if self.client == nil { stateChanged(.failed(Self.describe(error))) }
         default:
             break

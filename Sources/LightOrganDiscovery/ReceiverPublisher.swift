@@ -13,7 +13,7 @@ import Synchronization
 /// - ``close()`` (or the last reference going away) withdraws it.
 public final class ReceiverPublisher: @unchecked Sendable {
     // @unchecked: `group`, `name` and `lastProblem` are used only on the Avahi poll thread (in
-    // callbacks) or under the poll's lock (``publishedName``); ``AvahiConnection`` serialises them.
+    // callbacks); ``AvahiConnection`` stops that thread before freeing anything.
 
     /// The TCP port published, 1…65535.
     public let port: Int
@@ -35,11 +35,6 @@ public final class ReceiverPublisher: @unchecked Sendable {
     }
 
     deinit { close() }
-
-    /// The name as published now (after any renaming).
-    public var publishedName: String {
-        connection?.withLock { name } ?? name
-    }
 
     /// Withdraws the service and disconnects from the daemon. Safe to call more than once, from
     /// any thread but the Avahi thread.
