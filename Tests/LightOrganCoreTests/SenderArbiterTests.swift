@@ -59,6 +59,45 @@ struct SenderArbiterTests {
         #expect(arbiter.active == nil)
     }
 
+    @Test("both senders silent together, then their backlog in one burst: the driver keeps the lights, in either order")
+    func commonStallDoesNotFlicker() {
+        for olderFirst in [true, false] {
+            var arbiter = arbiter()
+            _ = arbiter.admit(1, address: "10.0.0.1", peer: "old", at: at(0))
+            _ = arbiter.admit(2, address: "10.0.0.2", peer: "new", at: at(0))
+            var shown: [Int] = []
+            func deliver(_ id: Int, at ms: Int) {
+                if case .show = arbiter.received(frame, completed: 1, bytes: 3, from: id, at: at(ms)) { shown.append(id) }
+            }
+            for ms in stride(from: 0, to: 400, by: 10) {  // both stream; the newer takes over at 260 ms
+                deliver(1, at: ms)
+                if ms >= 10 { deliver(2, at: ms) }
+            }
+            // Nothing for 300 ms, then both at once, in socket order.
+            for id in olderFirst ? [1, 2] : [2, 1] { deliver(id, at: 690) }
+            for ms in stride(from: 700, to: 800, by: 10) {
+                deliver(1, at: ms)
+                deliver(2, at: ms)
+            }
+            let switches = zip(shown, shown.dropFirst()).filter { $0 != $1 }.count
+            #expect(switches == 1, "older first: \(olderFirst); shown \(shown)")
+            #expect(arbiter.active == 2)
+        }
+    }
+
+    @Test("a driver that stops while another streams is replaced once the other was heard through its silence")
+    func quietWhileOtherStreams() {
+        var arbiter = arbiter()
+        _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
+        _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
+        _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(0))
+        var takenAt: Int?
+        for ms in stride(from: 10, through: 300, by: 10) where takenAt == nil {  // a (older) is silent from 0 ms
+            if case .show = arbiter.received(.off, completed: 1, bytes: 3, from: 2, at: at(ms)) { takenAt = ms }
+        }
+        #expect(takenAt == 150, "quiet after 150 ms, b heard all along")
+    }
+
     @Test("time the receiver itself was stopped does not count: a sender stays connected and driving")
     func receiverPaused() {
         var arbiter = arbiter { $0.idleTimeout = .seconds(10) }

@@ -2,7 +2,10 @@
 ///
 /// - One **active** sender drives the lights. A connection whose frames start while another is
 ///   active takes over once it has streamed for ``ReceiverRules/takeoverDelay`` (it started
-///   streaming later: the newer sender), or at once if the active one has gone quiet. When the active sender closes, goes
+///   streaming later: the newer sender), or at once if the active one has gone quiet. Quiet means
+///   silent for ``ReceiverRules/quietAfter`` while the challenger kept streaming: when both fall
+///   silent together (a Wi-Fi hiccup, a receiver that was not scheduled) and their backlog then
+///   arrives in one burst, the lights do not flick to the other sender and back. When the active sender closes, goes
 ///   quiet for the lamp timeout, or is cut off, the lamps go off.
 /// - Connections are admitted by the allow list and ``ReceiverRules/maxConnections``; a connection
 ///   with no complete frame for ``ReceiverRules/idleTimeout`` or sending more than
@@ -108,6 +111,7 @@ public struct SenderArbiter: Sendable {
             connections[id] = connection
             return .ignore
         }
+        let heardBefore = connection.lastFrame
         connection.firstFrame = connection.firstFrame ?? now
         connection.lastFrame = now
         connections[id] = connection
@@ -115,7 +119,7 @@ public struct SenderArbiter: Sendable {
         var previous: ConnectionID?
         if active != id {
             if let current = active, let driving = connections[current], let drivingLast = driving.lastFrame,
-                now - drivingLast < rules.quietAfter
+                !Self.hasGoneQuiet(drivingLast: drivingLast, challengerHeardBefore: heardBefore, now: now, rules: rules)
             {
                 // The newer sender is the one that started streaming later.
                 guard let first = connection.firstFrame, let drivingFirst = driving.firstFrame, first > drivingFirst,
@@ -132,6 +136,19 @@ public struct SenderArbiter: Sendable {
         lit = !newest.isOff
         counters.lastFrame = newest
         return .show(newest, takingOverFrom: previous)
+    }
+
+    /// Whether the driving sender, last heard at `drivingLast`, has gone quiet for a challenger
+    /// delivering now, that was last heard at `challengerHeardBefore` (nil: this is its first frame).
+    ///
+    /// Silent for ``ReceiverRules/quietAfter``, and the challenger was heard from at least a third of
+    /// that after the driver's last frame, so the receiver was reading while the driver said nothing.
+    /// A first frame counts as heard: an old client that connects and sends one frame still takes
+    /// the lights from a sender that stopped.
+    static func hasGoneQuiet(drivingLast: Instant, challengerHeardBefore: Instant?, now: Instant, rules: ReceiverRules) -> Bool {
+        guard now - drivingLast >= rules.quietAfter else { return false }
+        guard let heardBefore = challengerHeardBefore else { return true }
+        return heardBefore - drivingLast >= rules.quietAfter / 3
     }
 
     /// Connection `id` closed (or was closed). Returns true when it drove lit lamps: turn them off.
