@@ -4,11 +4,11 @@ import Testing
 @Suite("Band analysis")
 struct BandAnalyzerTests {
     @Test(
-        "a steady tone lights its own band and leaves the others dark",
+        "with the level response, a steady tone lights its own band and leaves the others dark",
         arguments: [(60.0, Band.bass), (1000, .mid), (8000, .treble), (12_000, .treble)]
     )
     func toneLightsItsBand(frequency: Double, band: Band) throws {
-        let frames = try analyse(ToneSource(frequency: frequency, amplitude: 0.5), seconds: 2)
+        let frames = try analyse(ToneSource(frequency: frequency, amplitude: 0.5), seconds: 2, response: .level)
         let settled = frames.dropFirst(50)  // after the first half second
         for frame in settled {
             #expect(frame[band] >= 200, "\(frequency) Hz: \(frame)")
@@ -31,7 +31,7 @@ struct BandAnalyzerTests {
         #expect(frames.allSatisfy { $0.isOff })
     }
 
-    @Test("a tone burst lights within a frame and goes dark within a quarter second after it stops")
+    @Test("with the level response, a tone burst lights within a frame and goes dark within a quarter second after it stops")
     func burstRisesAndFalls() throws {
         struct Burst: AudioSource {
             let format = AudioFormat(sampleRate: 44_100, channels: 1)
@@ -45,7 +45,7 @@ struct BandAnalyzerTests {
                 return block
             }
         }
-        let frames = try analyse(Burst(), seconds: 2.5)  // frame k covers audio up to (k + 1) / 100 s
+        let frames = try analyse(Burst(), seconds: 2.5, response: .level)  // frame k covers audio up to (k + 1) / 100 s
         #expect(frames[99].mid == 0)
         #expect(frames[100].mid >= 128, "one frame after the onset: \(frames[100])")
         let darkAgain = try #require(frames[150...].firstIndex { $0.mid < 128 })

@@ -14,7 +14,9 @@ struct FrameProducerTests {
 
     @Test("after a long stall it shows the present, not a replay of the past")
     func skipsStaleAudio() throws {
-        var producer = FrameProducer(source: ToneSource(frequency: 60))
+        var parameters = AnalysisParameters.standard
+        parameters.response = .level  // a steady tone lights its lamp fully (dance would flash it once)
+        var producer = FrameProducer(source: ToneSource(frequency: 60), parameters: parameters)
         let frame = try #require(try producer.frame(upTo: 10))
         #expect(producer.consumedFrames == 441_000)
         #expect(frame.bass > 200)

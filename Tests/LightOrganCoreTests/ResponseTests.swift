@@ -70,19 +70,21 @@ struct ToneBurst: AudioSource {
     }
 }
 
-@Suite("Response of the analysis")
+@Suite("Level response (analysis.response: level)")
 struct ResponseTests {
-    @Test("hiss at −70 dBFS and silence leave every lamp off after the first half second")
-    func hissIsDark() throws {
+    @Test(
+        "hiss at −70 dBFS and silence leave every lamp off after the first half second",
+        arguments: AnalysisParameters.Response.allCases)
+    func hissIsDark(response: AnalysisParameters.Response) throws {
         for source in [NoiseSource(.white, [(10, -70)]) as any AudioSource, ToneSource(frequency: 100, amplitude: 0)] {
-            let frames = try analyse(source, seconds: 3)
+            let frames = try analyse(source, seconds: 3, response: response)
             #expect(frames.dropFirst(50).allSatisfy { $0.isOff }, "\(frames.dropFirst(50).first { !$0.isOff }!)")
         }
     }
 
     @Test("pink noise lights all three lamps")
     func pinkNoiseLightsAll() throws {
-        let frames = try analyse(NoiseSource(.pink, [(10, -20)]), seconds: 3).dropFirst(50)
+        let frames = try analyse(NoiseSource(.pink, [(10, -20)]), seconds: 3, response: .level).dropFirst(50)
         for band in Band.allCases {
             let mean = frames.map { Double($0[band]) }.reduce(0, +) / Double(frames.count)
             #expect(mean > 100, "\(band) mean \(mean)")
@@ -91,7 +93,7 @@ struct ResponseTests {
 
     @Test("after a 20 dB drop the lamps are back to 90 % of their former level within 4 s")
     func recoversFromLevelStep() throws {
-        let frames = try analyse(NoiseSource(.pink, [(5, -10), (20, -30)]), seconds: 12)
+        let frames = try analyse(NoiseSource(.pink, [(5, -10), (20, -30)]), seconds: 12, response: .level)
         for band in Band.allCases {
             func mean(_ range: Range<Int>) -> Double { frames[range].map { Double($0[band]) }.reduce(0, +) / Double(range.count) }
             let before = mean(300..<500)
@@ -104,7 +106,7 @@ struct ResponseTests {
         "a burst reaches half its peak quickly and falls below half within 60–200 ms after it stops",
         arguments: [(1000.0, Band.mid, 5.0), (60, .bass, 15)])
     func riseAndFall(frequency: Double, band: Band, maximumRise: Double) throws {
-        let frames = try analyse(ToneBurst(frequency: frequency, start: 1, end: 1.5), seconds: 2.5, fps: 1000)
+        let frames = try analyse(ToneBurst(frequency: frequency, start: 1, end: 1.5), seconds: 2.5, fps: 1000, response: .level)
         // Frame k holds the audio up to (k + 1) ms; the last sample in it lies at (k + 1) ms − 1 sample.
         func time(_ index: Int) -> Double { Double(index + 1) / 1000 }
         let peak = frames[1000..<1500].map { $0[band] }.max()!

@@ -28,8 +28,13 @@ struct ToneSource: AudioSource {
     }
 }
 
-/// Runs `source` through a ``FrameProducer`` at `fps` for `seconds` of audio; returns every frame.
-func analyse(_ source: any AudioSource, seconds: Double, fps: Int = 100) throws -> [LevelFrame] {
-    var producer = FrameProducer(source: source)
+/// Runs `source` through a ``FrameProducer`` at `fps` for `seconds` of audio with `response`;
+/// returns every frame.
+func analyse(
+    _ source: any AudioSource, seconds: Double, fps: Int = 100, response: AnalysisParameters.Response = .dance
+) throws -> [LevelFrame] {
+    var parameters = AnalysisParameters.standard
+    parameters.response = response
+    var producer = FrameProducer(source: source, parameters: parameters)
     return try (1...Int(seconds * Double(fps))).compactMap { try producer.frame(upTo: Double($0) / Double(fps)) }
 }

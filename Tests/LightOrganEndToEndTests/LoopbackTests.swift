@@ -30,12 +30,12 @@ struct LoopbackTests {
         var settings = SenderSettings()
         settings.host = "127.0.0.1"
         settings.port = receiver.port
-        let sender = SenderService(settings: settings, source: Tone(frequency: frequency), logger: quietLogger)
+        let sender = SenderService(settings: settings, analysis: .steadyLamps, source: Tone(frequency: frequency), logger: quietLogger)
         let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
         await withThrowingTaskGroup { tasks in
             tasks.addTask { try await receiver.run() }
             tasks.addTask { try await senderGroup.run() }
-            #expect(await eventually { output.frames.count >= 80 }, "frames arrived: \(output.frames.count)")
+            #expect(await eventually(within: .seconds(20)) { output.frames.count >= 80 }, "frames arrived: \(output.frames.count)")
             await senderGroup.triggerGracefulShutdown()
             #expect(await eventually { output.frames.last == .off })
             tasks.cancelAll()
@@ -129,7 +129,7 @@ struct LoopbackTests {
             receiverSettings.port = port
             let receiver = try await ReceiverService.bind(settings: receiverSettings, output: output, logger: quietLogger)
             tasks.addTask { try await receiver.run() }
-            #expect(await eventually(within: .seconds(4)) { output.frames.count >= 10 })
+            #expect(await eventually(within: .seconds(15)) { output.frames.count >= 10 })
             tasks.cancelAll()
         }
     }
@@ -225,12 +225,12 @@ struct LoopbackTests {
         await absent.listener.close()
         var settings = SenderSettings()
         settings.hosts = ([absent] + receivers).map { Endpoint(host: "127.0.0.1", port: $0.port) }
-        let sender = SenderService(settings: settings, source: Tone(frequency: 1000), logger: quietLogger)
+        let sender = SenderService(settings: settings, analysis: .steadyLamps, source: Tone(frequency: 1000), logger: quietLogger)
         let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
         await withThrowingTaskGroup { tasks in
             for receiver in receivers { tasks.addTask { try await receiver.run() } }
             tasks.addTask { try await senderGroup.run() }
-            #expect(await eventually { outputs.allSatisfy { $0.frames.count >= 50 } })
+            #expect(await eventually(within: .seconds(20)) { outputs.allSatisfy { $0.frames.count >= 50 } })
             await senderGroup.triggerGracefulShutdown()
             #expect(await eventually { outputs.allSatisfy { $0.frames.last == .off } })
             tasks.cancelAll()

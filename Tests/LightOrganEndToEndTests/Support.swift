@@ -31,6 +31,16 @@ struct Tone: AudioSource {
     }
 }
 
+extension AnalysisParameters {
+    /// The level response, for tests that check routing with steady tones: it shows a steady tone as
+    /// a steady lamp (the default dance response flashes its onset only).
+    static var steadyLamps: AnalysisParameters {
+        var parameters = AnalysisParameters()
+        parameters.response = .level
+        return parameters
+    }
+}
+
 let quietLogger: Logger = {
     var logger = Logger(label: "test")
     logger.logLevel = .critical

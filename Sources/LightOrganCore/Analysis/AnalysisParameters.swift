@@ -1,8 +1,23 @@
-/// The knobs of ``BandAnalyzer``: crossovers, envelope times, automatic gain and gates.
+/// The knobs of ``BandAnalyzer``: crossovers, envelope times, the response and its gates.
 ///
 /// Levels are handled in dBFS (0 dB = a full-scale peak). The defaults suit music played at any
 /// level from about −45 dBFS to 0 dBFS.
 public struct AnalysisParameters: Sendable, Hashable {
+    /// How band envelopes become lamp levels (the `analysis.response` setting).
+    public enum Response: String, Sendable, CaseIterable, CustomStringConvertible {
+        /// Each lamp flashes on the onsets of its band and is dark between them (``DanceResponse``).
+        case dance
+        /// Each lamp follows the loudness of its band under an automatic gain (``AutomaticGain``):
+        /// calmer, for `receiver.mode: bar` (a meter) or for those who prefer it.
+        case level
+
+        public var description: String { rawValue }
+    }
+
+    /// How envelopes become levels.
+    public var response = Response.dance
+    /// The knobs of the dance response.
+    public var dance = DanceParameters()
     /// Bass/mid crossover, Hz.
     public var bassMidCrossover: Double = 250
     /// Mid/treble crossover, Hz.
@@ -11,6 +26,8 @@ public struct AnalysisParameters: Sendable, Hashable {
     public var attack: Double = 0.001
     /// Envelope release time constant, seconds.
     public var release: Double = 0.060
+    // The level response (``AutomaticGain``).
+
     /// Span of the lamp below the running peak, dB: `dynamicRange` dB below the peak shows 0.
     public var dynamicRange: Double = 30
     /// How fast the running peak of a band falls when the music gets quieter, dB per second.
@@ -24,6 +41,8 @@ public struct AnalysisParameters: Sendable, Hashable {
     public var headroom: Double = 3
     /// The running peak never falls below this, dBFS: near-silence is not amplified to full brightness.
     public var minimumPeak: Double = -50
+    // Both responses.
+
     /// Anything below this is off, dBFS: hiss and hum in silence stay dark.
     public var noiseGate: Double = -60
     /// A band more than this many dB below the loudest band's running peak is off, so one band's

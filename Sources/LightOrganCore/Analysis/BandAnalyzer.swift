@@ -1,4 +1,4 @@
-/// Turns audio into light organ frames: crossovers, envelopes, automatic gain.
+/// Turns audio into light organ frames: crossovers, envelopes, then a response per frame.
 ///
 /// Data flow, multirate so that a second of 44.1 kHz stereo costs about 0.2 ms of one core:
 /// 1. The channels are summed to mono.
@@ -6,10 +6,11 @@
 ///    18 kHz, so nothing folds below 4 kHz; the treble band itself is tilted by −1.4 dB at 4 kHz
 ///    and −6 dB at 8 kHz, which the band's automatic gain absorbs.
 /// 3. One ``BiquadBank`` splits off **treble** (8th-order Linkwitz–Riley high-pass at 4 kHz) and
-///    low-passes the rest at 4 kHz (LR8); a second splits that at 250 Hz into **mid** and **bass** (LR4).
+///    low-passes the rest at 4 kHz (LR8); a second splits that at 250 Hz into **mid** and **bass** (LR8).
 /// 4. A peak envelope follower per band (1 ms attack, 60 ms release by default).
-/// 5. Per frame, the highest envelope since the previous frame goes through ``AutomaticGain``
-///    and becomes 0…255.
+/// 5. Per frame, the highest envelope since the previous frame goes through the response — by
+///    default ``DanceResponse`` (a flash on each onset of the band), or ``AutomaticGain`` (the
+///    band's loudness) — and becomes 0…255.
 ///
 /// Nothing here needs a window of past samples: the latency is the group delay of the filters
 /// (under 1 ms above 1 kHz, a few ms at 60 Hz) plus the attack time.
@@ -20,7 +21,13 @@ public struct BandAnalyzer: Sendable {
     public let decimation: Int
     private var state: State
     private var samplesSinceFrame = 0
-    private var gain: AutomaticGain
+    private var response: ResponseState
+
+    /// The response and what it has learnt.
+    private enum ResponseState {
+        case dance(DanceResponse)
+        case level(AutomaticGain)
+    }
 
     /// Creates an analyzer for audio at `sampleRate` Hz (8 kHz or more).
     ///
@@ -41,11 +48,14 @@ public struct BandAnalyzer: Sendable {
                 first: LinkwitzRileyFilter(.highPass, frequency: trebleCrossover, sampleRate: rate),
                 second: LinkwitzRileyFilter(.lowPass, frequency: trebleCrossover, sampleRate: rate)),
             bassBank: BiquadBank(
-                first: LinkwitzRileyFilter(.highPass, order: 4, frequency: bassCrossover, sampleRate: rate),
-                second: LinkwitzRileyFilter(.lowPass, order: 4, frequency: bassCrossover, sampleRate: rate)),
+                first: LinkwitzRileyFilter(.highPass, frequency: bassCrossover, sampleRate: rate),
+                second: LinkwitzRileyFilter(.lowPass, frequency: bassCrossover, sampleRate: rate)),
             attack: SIMD4(repeating: follower.attackCoefficient),
             release: SIMD4(repeating: follower.releaseCoefficient))
-        gain = AutomaticGain(parameters: parameters)
+        switch parameters.response {
+        case .dance: response = .dance(DanceResponse(parameters: parameters))
+        case .level: response = .level(AutomaticGain(parameters: parameters))
+        }
     }
 
     /// Feeds interleaved `Float` samples (full scale ±1) with `channels` channels per sample frame.
@@ -111,7 +121,16 @@ public struct BandAnalyzer: Sendable {
     public mutating func nextFrame() -> LevelFrame {
         let elapsed = Double(samplesSinceFrame) / sampleRate
         let peaks = state.peaksSinceFrame
-        let levels = gain.levels(envelopes: [peaks[0], peaks[1], peaks[2]], elapsed: elapsed)
+        let envelopes = [peaks[0], peaks[1], peaks[2]]
+        let levels: [Float]
+        switch response {
+        case .dance(var dance):
+            levels = dance.levels(envelopes: envelopes, elapsed: elapsed)
+            response = .dance(dance)
+        case .level(var gain):
+            levels = gain.levels(envelopes: envelopes, elapsed: elapsed)
+            response = .level(gain)
+        }
         state.peaksSinceFrame = state.envelopes
         samplesSinceFrame = 0
         return LevelFrame(unitBass: levels[0], unitMid: levels[1], unitTreble: levels[2])
@@ -122,8 +141,9 @@ public struct BandAnalyzer: Sendable {
         var decimator = HalvingFilter()
         /// LR8 at the mid/treble crossover: 48 dB per octave keeps an 8 kHz tone out of mid.
         var trebleBank: BiquadBank<SIMD8<Float>>
-        /// LR4 at the bass/mid crossover: 60 Hz and 1 kHz lie two octaves away (−48 dB) already.
-        var bassBank: BiquadBank<SIMD4<Float>>
+        /// LR8 at the bass/mid crossover too: with LR4 (24 dB per octave) a 100 Hz kick leaked into mid
+        /// at −32 dB, as loud as a quiet band of real music, and the dance response showed it.
+        var bassBank: BiquadBank<SIMD8<Float>>
         let attack: SIMD4<Float>
         let release: SIMD4<Float>
         /// Envelopes per band (bass, mid, treble, unused), linear amplitude.

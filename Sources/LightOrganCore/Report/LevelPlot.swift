@@ -1,23 +1,34 @@
 import Foundation
 
-/// An SVG picture of an analysis: the waveform on top, the three levels over time below it,
-/// on one time axis, for tuning by eye (`lightorgan analyze --plot out.svg`).
+/// An SVG picture of an analysis as a person would judge it (`lightorgan analyze --plot out.svg`):
+/// the waveform on top and, under it on the same time axis, one lane per lamp showing how bright
+/// it looks (L*, 0…100, after the receiver's gamma) with a mark on every flash (a rise of ≥ 15 L*
+/// within 60 ms, see ``FlashDetector``). Lamps that dance show tall, narrow spikes with a mark on
+/// each; lamps that are "just on" show a flat band near the top.
 public struct LevelPlot: Sendable {
     /// Width and height of the picture, pixels.
-    public var width = 1600, height = 700
+    public let width = 1600, height = 860
+    private let left = 70.0
+    private var right: Double { Double(width) - 20 }
     private var waveformMinima: [Float] = []
     private var waveformMaxima: [Float] = []
     private var samplesPerColumn: Int
     private var columnFill = 0
-    private var rows: [(time: Double, frame: LevelFrame)] = []
+    /// Per band, per pixel column: the highest lightness of the frames in that column (−1: none).
+    private var lightnessHigh: [[Double]] = [[], [], []]
+    /// Per band: times of the flashes, seconds.
+    private var flashTimes: [[Double]] = [[], [], []]
+    private var detectors = [FlashDetector](repeating: FlashDetector(), count: 3)
     private let sampleRate: Double
+    private let duration: Double
     private let title: String
 
     /// Prepares a plot of about `duration` seconds of audio at `sampleRate` Hz.
     public init(title: String, sampleRate: Double, duration: Double) {
         self.title = title
         self.sampleRate = sampleRate
-        samplesPerColumn = max(1, Int(duration * sampleRate / Double(width - 80)))
+        self.duration = max(duration, 1e-3)
+        samplesPerColumn = max(1, Int(duration * sampleRate / (Double(width) - 20 - left)))
     }
 
     /// Adds mono samples of the waveform, in order.
@@ -36,20 +47,31 @@ public struct LevelPlot: Sendable {
 
     /// Adds one analysed frame at audio time `time` seconds.
     public mutating func addFrame(_ frame: LevelFrame, at time: Double) {
-        rows.append((time, frame))
+        let column = min(max(Int(x(time) - left), 0), Int(right - left))
+        for band in Band.allCases {
+            let lightness = LampLightness.lightness(level: frame[band])
+            let index = band.rawValue
+            if detectors[index].feed(lightness: lightness, at: time) { flashTimes[index].append(time) }
+            while lightnessHigh[index].count <= column { lightnessHigh[index].append(-1) }
+            lightnessHigh[index][column] = max(lightnessHigh[index][column], lightness)
+        }
     }
+
+    /// Flashes found so far per band (bass, mid, treble).
+    public var flashCounts: [Int] { flashTimes.map(\.count) }
+
+    private func x(_ time: Double) -> Double { left + (right - left) * time / duration }
 
     /// The SVG document.
     public func svg() -> String {
-        let left = 60.0, right = Double(width) - 20
-        let duration = max(Double(waveformMaxima.count * samplesPerColumn) / sampleRate, rows.last?.time ?? 0, 1e-3)
-        func x(_ time: Double) -> Double { left + (right - left) * time / duration }
-        let waveTop = 40.0, waveHeight = Double(height) * 0.28
-        let levelTop = waveTop + waveHeight + 30, levelHeight = Double(height) - levelTop - 40
+        let colours = ["#ff2814", "#ff9600", "#3c82ff"]
+        let waveTop = 44.0, waveHeight = 150.0
+        let laneTop = waveTop + waveHeight + 24, laneHeight = 170.0, laneGap = 22.0
         var svg = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="#111"/>
-            <text x="\(left)" y="24" fill="#ddd" font-size="15">\(Self.escape(title))</text>
+            <text x="\(left)" y="26" fill="#ddd" font-size="15">\(Self.escape(title))</text>
+            <text x="\(right)" y="26" fill="#999" text-anchor="end">lamp lightness L* (0–100, gamma 2.2) · ▼ flash: +15 L* within 60 ms</text>
 
             """
         // Waveform: one vertical line per column from its minimum to its maximum.
@@ -61,29 +83,46 @@ public struct LevelPlot: Sendable {
             wave += String(format: "M%.1f %.1fV%.1f", px, y1, max(y2, y1 + 0.5))
         }
         svg += "<path d=\"\(wave)\" stroke=\"#8a8a8a\" stroke-width=\"1\"/>\n"
-        // Levels: one polyline per band, 0 at the bottom, 255 at the top.
-        let colours = ["#ff2814", "#ff9600", "#286eff"]
+        svg += "<text x=\"\(left - 8)\" y=\"\(middle + 4)\" fill=\"#aaa\" text-anchor=\"end\">audio</text>\n"
+        // One lane per lamp: the lightness range of each pixel column, filled, and the flashes.
         for band in Band.allCases {
-            let step = max(1, rows.count / (width * 2))
-            let points = stride(from: 0, to: rows.count, by: step).map { index -> String in
-                let row = rows[index]
-                return String(format: "%.1f,%.1f", x(row.time), levelTop + levelHeight * (1 - Double(row.frame[band]) / 255))
-            }.joined(separator: " ")
-            svg += "<polyline points=\"\(points)\" fill=\"none\" stroke=\"\(colours[band.rawValue])\" stroke-width=\"1.2\" opacity=\"0.9\"/>\n"
-            svg += "<text x=\"\(right - 180 + Double(band.rawValue) * 60)\" y=\"24\" fill=\"\(colours[band.rawValue])\">\(band)</text>\n"
+            let index = band.rawValue
+            let top = laneTop + Double(index) * (laneHeight + laneGap)
+            func y(_ lightness: Double) -> Double { top + laneHeight * (1 - lightness / 100) }
+            svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(right - left)\" height=\"\(laneHeight)\" fill=\"#1b1b1b\" stroke=\"#444\"/>\n"
+            svg += "<line x1=\"\(left)\" y1=\"\(y(20))\" x2=\"\(right)\" y2=\"\(y(20))\" stroke=\"#333\" stroke-dasharray=\"4 4\"/>\n"
+            // The brightest frame of each pixel column, as a filled curve: flashes stand out as spikes.
+            var curve: [String] = []
+            var last = 0.0
+            for (column, high) in lightnessHigh[index].enumerated() {
+                if high >= 0 { last = high }
+                curve.append(String(format: "%.1f,%.1f", left + Double(column) + 0.5, y(last)))
+            }
+            if let first = curve.first, let final = curve.last {
+                let base = String(format: "%.1f", y(0))
+                let open = "\(first.split(separator: ",")[0]),\(base)", close = "\(final.split(separator: ",")[0]),\(base)"
+                svg += "<polygon points=\"\(open) \(curve.joined(separator: " ")) \(close)\" fill=\"\(colours[index])\" fill-opacity=\"0.35\" stroke=\"\(colours[index])\" stroke-width=\"1\"/>\n"
+            }
+            var marks = ""
+            for time in flashTimes[index] {
+                let px = x(time)
+                marks += String(format: "M%.1f %.1fl-3 -6h6z", px, top - 1)
+            }
+            svg += "<path d=\"\(marks)\" fill=\"#eee\"/>\n"
+            svg += "<text x=\"\(left - 8)\" y=\"\(top + 14)\" fill=\"\(colours[index])\" text-anchor=\"end\">\(band)</text>\n"
+            svg += "<text x=\"\(left - 8)\" y=\"\(top + 30)\" fill=\"#888\" text-anchor=\"end\">\(flashTimes[index].count) ▼</text>\n"
+            for lightness in [0.0, 50, 100] {
+                svg += "<text x=\"\(left - 8)\" y=\"\(y(lightness) + 4)\" fill=\"#666\" text-anchor=\"end\" font-size=\"10\">\(Int(lightness))</text>\n"
+            }
         }
-        // Axes: level scale and a time tick every "nice" interval.
-        svg += "<rect x=\"\(left)\" y=\"\(levelTop)\" width=\"\(right - left)\" height=\"\(levelHeight)\" fill=\"none\" stroke=\"#444\"/>\n"
-        for level in [0, 128, 255] {
-            let y = levelTop + levelHeight * (1 - Double(level) / 255)
-            svg += "<text x=\"\(left - 8)\" y=\"\(y + 4)\" fill=\"#aaa\" text-anchor=\"end\">\(level)</text>\n"
-        }
+        // Time axis under the last lane.
+        let axis = laneTop + 3 * laneHeight + 2 * laneGap
         let tick = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600]
             .first { duration / $0 <= 20 } ?? 1200
         for time in stride(from: 0, through: duration, by: tick) {
             let px = x(time)
-            svg += "<line x1=\"\(px)\" y1=\"\(levelTop + levelHeight)\" x2=\"\(px)\" y2=\"\(levelTop + levelHeight + 5)\" stroke=\"#aaa\"/>"
-            svg += "<text x=\"\(px)\" y=\"\(levelTop + levelHeight + 18)\" fill=\"#aaa\" text-anchor=\"middle\">\(Self.format(time)) s</text>\n"
+            svg += "<line x1=\"\(px)\" y1=\"\(axis)\" x2=\"\(px)\" y2=\"\(axis + 5)\" stroke=\"#aaa\"/>"
+            svg += "<text x=\"\(px)\" y=\"\(axis + 18)\" fill=\"#aaa\" text-anchor=\"middle\">\(Self.format(time)) s</text>\n"
         }
         return svg + "</svg>\n"
     }

@@ -129,6 +129,30 @@ public enum SettingsCatalog {
             "analysis.release", default: 60, range: 10...2000, unit: "ms",
             summary: "Envelope release: how fast a lamp follows a falling sound."
         ) { $0.analysis.release = $1 / 1000 },
+        .choice(
+            "analysis.response", default: AnalysisParameters.Response.dance,
+            summary: "dance: each lamp flashes on the beats of its band and is dark between them; level: each lamp follows its band's loudness (calmer, for receiver.mode bar)."
+        ) { $0.analysis.response = $1 },
+        .decimal(
+            "analysis.dark_below", default: DanceParameters().darkAt, range: 0...5, unit: "deviations",
+            summary: "dance: a lamp stays dark until its band is this many deviations above its running mean (higher: fewer, surer flashes)."
+        ) { $0.analysis.dance.darkAt = $1 },
+        .decimal(
+            "analysis.full_at", default: DanceParameters().fullAt, range: 0.5...10, unit: "deviations",
+            summary: "dance: a lamp is fully on this many deviations above its band's running mean (more than analysis.dark_below)."
+        ) { $0.analysis.dance.fullAt = $1 },
+        .decimal(
+            "analysis.fade", default: (DanceParameters().fade * 1000).rounded(), range: 10...2000, unit: "ms",
+            summary: "dance: time constant of a lamp's fade after a flash."
+        ) { $0.analysis.dance.fade = $1 / 1000 },
+        .decimal(
+            "analysis.onset_emphasis", default: DanceParameters().onsetWeight, range: 0...8, unit: "× the rise",
+            summary: "dance: how much a sudden rise of a band counts beyond its loudness (0: loudness only)."
+        ) { $0.analysis.dance.onsetWeight = $1 },
+        .decimal(
+            "analysis.min_deviation", default: DanceParameters().minimumDeviation, range: 0.5...20, unit: "dB",
+            summary: "dance: the smallest deviation a band is judged by; higher keeps steady noise darker."
+        ) { $0.analysis.dance.minimumDeviation = $1 },
     ]
 
     /// The key called `name`, if there is one.
@@ -158,6 +182,14 @@ public enum SettingsCatalog {
                 key: key, raw: raw,
                 problem: "leaves less than an octave between the crossovers (\(analysis.bassMidCrossover.compact) Hz and "
                     + "\(analysis.midTrebleCrossover.compact) Hz); the high one must be at least twice the low one")
+        }
+        if analysis.dance.fullAt <= analysis.dance.darkAt {
+            let key = values["analysis.full_at"] != nil ? "analysis.full_at" : "analysis.dark_below"
+            let raw = values[key] ?? RawSetting(analysis.dance.fullAt.compact, from: .builtInDefault)
+            throw SettingsError.badValue(
+                key: key, raw: raw,
+                problem: "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
+                    + "analysis.full_at must be above analysis.dark_below")
         }
         return settings
     }
