@@ -51,5 +51,12 @@ find_swift() {
 # (One set of flags for all scripts: switching flags rebuilds everything.)
 release=(-c release --static-swift-stdlib)
 
+# The music benchmark's tools: sox cuts bands and decodes, aubio's onset detector is the independent
+# reference, numpy does the figures (a numpy from pip serves as well as Debian's).
+install_music_tools() {
+    install_missing sox libsox-fmt-all aubio-tools python3
+    python3 -c 'import numpy' 2>/dev/null || install_missing python3-numpy
+}
+
 install_missing "${build_packages[@]}"
 find_swift
