@@ -56,7 +56,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                     let channels = wav.format.channels
                     let samples = waveform.read(frames: producer.consumedFrames - waveform.position)
                     plotter!.addWaveform(stride(from: 0, to: samples.count, by: channels).map { samples[$0] })
-                    plotter!.addFrame(frame, at: time)
+                    plotter!.addFrame(frame, at: time, envelopes: producer.lastEnvelopes)
                 }
                 if output.utf8.count > 1 << 16 {
                     FileHandle.standardOutput.write(Data(output.utf8))

@@ -47,7 +47,7 @@ def main():
     parser.add_argument("--peer")
     parser.add_argument("--responses", default="dance,level")
     parser.add_argument("--check", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
 
     wavs = sorted(os.path.join(args.corpus, name) for name in os.listdir(args.corpus) if name.endswith(".wav"))
     if args.tracks:

@@ -20,6 +20,9 @@ public struct BandAnalyzer: Sendable {
     /// 2 when the input is decimated before the crossovers, else 1.
     public let decimation: Int
     private var state: State
+    /// The band envelopes (bass, mid, treble; linear amplitude, the highest of the frame) that the
+    /// last ``nextFrame()`` turned into levels: what the lamps were judged from, for plots.
+    public private(set) var lastEnvelopes: [Float] = [0, 0, 0]
     private var samplesSinceFrame = 0
     private var response: ResponseState
 
@@ -122,6 +125,7 @@ public struct BandAnalyzer: Sendable {
         let elapsed = Double(samplesSinceFrame) / sampleRate
         let peaks = state.peaksSinceFrame
         let envelopes = [peaks[0], peaks[1], peaks[2]]
+        lastEnvelopes = envelopes
         let levels: [Float]
         switch response {
         case .dance(var dance):

@@ -23,6 +23,8 @@ public struct FrameProducer: Sendable {
     }
 
     /// Audio time of the last sample analysed, seconds from the start of the source.
+    /// The band envelopes behind the last frame (see ``BandAnalyzer/lastEnvelopes``).
+    public var lastEnvelopes: [Float] { analyzer.lastEnvelopes }
     public var audioTime: Double { Double(consumedFrames) / source.format.sampleRate }
 
     /// The frame for the audio up to `audioTime` seconds, or nil once the source has ended (a

@@ -3,8 +3,10 @@ import Foundation
 /// An SVG picture of an analysis as a person would judge it (`lightorgan analyze --plot out.svg`):
 /// the waveform on top and, under it on the same time axis, one lane per lamp showing how bright
 /// it looks (L*, 0…100, after the receiver's gamma) with a mark on every flash (a rise of ≥ 15 L*
-/// within 60 ms, see ``FlashDetector``). Lamps that dance show tall, narrow spikes with a mark on
-/// each; lamps that are "just on" show a flat band near the top.
+/// within 60 ms, see ``FlashDetector``). Given the band envelopes, each lane also draws its band's
+/// sound (dBFS, −60…0, a thin line) and marks its onsets under the lane (a rise of ≥ 6 dB over the
+/// quietest of the last 50 ms), so a missed beat or a flash without one shows at a glance. Lamps that
+/// dance show tall, narrow spikes with a mark on each; lamps that are "just on" show a flat band near the top.
 public struct LevelPlot: Sendable {
     /// Width and height of the picture, pixels.
     public let width = 1600, height = 860
@@ -19,6 +21,12 @@ public struct LevelPlot: Sendable {
     /// Per band: times of the flashes, seconds.
     private var flashTimes: [[Double]] = [[], [], []]
     private var detectors = [FlashDetector](repeating: FlashDetector(), count: 3)
+    /// Per band, per pixel column: the highest envelope of the frames in that column, dBFS (nil: none).
+    private var soundHigh: [[Double?]] = [[], [], []]
+    /// Per band: times of the sound's onsets, seconds.
+    private var onsetTimes: [[Double]] = [[], [], []]
+    /// Per band: the envelopes of the last 50 ms (time, dBFS), for the onset marks.
+    private var recentSound: [[(time: Double, decibels: Double)]] = [[], [], []]
     private let sampleRate: Double
     private let duration: Double
     private let title: String
@@ -45,9 +53,22 @@ public struct LevelPlot: Sendable {
         }
     }
 
-    /// Adds one analysed frame at audio time `time` seconds.
-    public mutating func addFrame(_ frame: LevelFrame, at time: Double) {
+    /// Adds one analysed frame at audio time `time` seconds, with the band envelopes it was made
+    /// from (linear amplitude, bass, mid, treble) when known.
+    public mutating func addFrame(_ frame: LevelFrame, at time: Double, envelopes: [Float]? = nil) {
         let column = min(max(Int(x(time) - left), 0), Int(right - left))
+        if let envelopes {
+            for index in 0..<3 {
+                let decibels = Double(20 * log10(max(envelopes[index], 1e-10)))
+                recentSound[index].removeAll { time - $0.time > 0.05 }
+                let quietest = recentSound[index].map(\.decibels).min() ?? decibels
+                let sinceLast = time - (onsetTimes[index].last ?? -1)
+                if decibels >= -60, decibels - quietest >= 6, sinceLast >= 0.05 { onsetTimes[index].append(time) }
+                recentSound[index].append((time, decibels))
+                while soundHigh[index].count <= column { soundHigh[index].append(nil) }
+                soundHigh[index][column] = max(soundHigh[index][column] ?? -.infinity, decibels)
+            }
+        }
         for band in Band.allCases {
             let lightness = LampLightness.lightness(level: frame[band])
             let index = band.rawValue
@@ -59,6 +80,8 @@ public struct LevelPlot: Sendable {
 
     /// Flashes found so far per band (bass, mid, treble).
     public var flashCounts: [Int] { flashTimes.map(\.count) }
+    /// Onsets of the sound found so far per band (bass, mid, treble); 0 without envelopes.
+    public var onsetCounts: [Int] { onsetTimes.map(\.count) }
 
     private func x(_ time: Double) -> Double { left + (right - left) * time / duration }
 
@@ -71,7 +94,7 @@ public struct LevelPlot: Sendable {
             <svg xmlns="http://www.w3.org/2000/svg" width="\(width)" height="\(height)" font-family="sans-serif" font-size="12">
             <rect width="100%" height="100%" fill="#111"/>
             <text x="\(left)" y="26" fill="#ddd" font-size="15">\(Self.escape(title))</text>
-            <text x="\(right)" y="26" fill="#999" text-anchor="end">lamp lightness L* (0–100, gamma 2.2) · ▼ flash: +15 L* within 60 ms</text>
+            <text x="\(right)" y="26" fill="#999" text-anchor="end">lamp lightness L* (0–100, gamma 2.2) · ▼ flash: +15 L* within 60 ms · grey line: the band's sound, −60…0 dBFS · | its onsets</text>
 
             """
         // Waveform: one vertical line per column from its minimum to its maximum.
@@ -109,6 +132,20 @@ public struct LevelPlot: Sendable {
                 marks += String(format: "M%.1f %.1fl-3 -6h6z", px, top - 1)
             }
             svg += "<path d=\"\(marks)\" fill=\"#eee\"/>\n"
+            // The band's sound, −60…0 dBFS over the lane, and its onsets as ticks under the lane.
+            var sound = ""
+            for (column, decibels) in soundHigh[index].enumerated() {
+                guard let decibels else { continue }
+                let level = min(max((decibels + 60) / 60, 0), 1)
+                sound += String(format: "%@%.1f %.1f", sound.isEmpty ? "M" : "L", left + Double(column) + 0.5, y(level * 100))
+            }
+            if !sound.isEmpty { svg += "<path d=\"\(sound)\" fill=\"none\" stroke=\"#ddd\" stroke-opacity=\"0.45\" stroke-width=\"1\"/>\n" }
+            var ticks = ""
+            for time in onsetTimes[index] { ticks += String(format: "M%.1f %.1fv7", x(time), top + laneHeight + 2) }
+            if !ticks.isEmpty {
+                svg += "<path d=\"\(ticks)\" stroke=\"\(colours[index])\" stroke-width=\"1.5\"/>\n"
+                svg += "<text x=\"\(left - 8)\" y=\"\(top + 46)\" fill=\"#888\" text-anchor=\"end\">\(onsetTimes[index].count) |</text>\n"
+            }
             svg += "<text x=\"\(left - 8)\" y=\"\(top + 14)\" fill=\"\(colours[index])\" text-anchor=\"end\">\(band)</text>\n"
             svg += "<text x=\"\(left - 8)\" y=\"\(top + 30)\" fill=\"#888\" text-anchor=\"end\">\(flashTimes[index].count) ▼</text>\n"
             for lightness in [0.0, 50, 100] {
@@ -116,7 +153,7 @@ public struct LevelPlot: Sendable {
             }
         }
         // Time axis under the last lane.
-        let axis = laneTop + 3 * laneHeight + 2 * laneGap
+        let axis = laneTop + 3 * laneHeight + 2 * laneGap + 12
         let tick = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600]
             .first { duration / $0 <= 20 } ?? 1200
         for time in stride(from: 0, through: duration, by: tick) {
