@@ -103,6 +103,13 @@ def main():
             check(f"{track}: ≤ {GOAL_FULL:.0%} of frames at full", worst <= GOAL_FULL, f"{worst:.2f}")
     mean_f = np.mean([f["f"] for _, figures in ours for f in figures.values() if f["has_onsets"]])
     check(f"mean onset F ≥ {GOAL_F}", mean_f >= GOAL_F, f"{mean_f:.3f}")
+    if "audio-reactive" in results:  # side by side: ours must beat it on both swing and onset F
+        def means(rows):
+            bands = [f for _, figures in rows for f in figures.values() if f["has_onsets"]]
+            return np.mean([f["f"] for f in bands]), np.mean([f["swing"] for f in bands])
+        (our_f, our_swing), (its_f, its_swing) = means(ours), means(results["audio-reactive"])
+        check("onset F above audio-reactive-led-strip's", our_f > its_f, f"{our_f:.3f} vs {its_f:.3f}")
+        check("swing above audio-reactive-led-strip's", our_swing > its_swing, f"{our_swing:.1f} vs {its_swing:.1f} L*")
     print(f"music: {passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 
