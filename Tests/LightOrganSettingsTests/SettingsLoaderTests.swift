@@ -111,6 +111,21 @@ struct SettingsLoaderTests {
             "lightorgan.yaml: analysis.release = 5 is out of range 10…2000 ms", file: "analysis:\n  release: 5\n")
     }
 
+    @Test("reads the dance keys and names the one that was set when dark and full leave no room")
+    func danceKeys() async throws {
+        let loaded = try await load(file: "analysis:\n  response: level\n  dark_below: 0.5\n  full_at: 2\n  fade: 150\n")
+        #expect(loaded.settings.analysis.response == .level)
+        #expect(loaded.settings.analysis.dance.darkAt == 0.5)
+        #expect(loaded.settings.analysis.dance.fullAt == 2)
+        #expect(loaded.settings.analysis.dance.fade == 0.15)
+        await expectError(
+            "lightorgan.yaml: analysis.dark_below = 3 leaves no room between dark (3) and full (1.5); analysis.full_at must be above analysis.dark_below",
+            file: "analysis:\n  dark_below: 3\n")
+        await expectError(
+            "lightorgan.yaml: analysis.full_at = 1 leaves no room between dark (2) and full (1); analysis.full_at must be above analysis.dark_below",
+            file: "analysis:\n  dark_below: 2\n  full_at: 1\n")
+    }
+
     @Test("reports a misspelt key with its line and the closest known key")
     func misspeltKey() async {
         await expectError(

@@ -184,8 +184,10 @@ public enum SettingsCatalog {
                     + "\(analysis.midTrebleCrossover.compact) Hz); the high one must be at least twice the low one")
         }
         if analysis.dance.fullAt <= analysis.dance.darkAt {
-            let key = values["analysis.full_at"] != nil ? "analysis.full_at" : "analysis.dark_below"
-            let raw = values[key] ?? RawSetting(analysis.dance.fullAt.compact, from: .builtInDefault)
+            // Name the one the user set (the other may be a default).
+            let fullAtSet = values["analysis.full_at"].map { $0.source != .builtInDefault } ?? false
+            let key = fullAtSet ? "analysis.full_at" : "analysis.dark_below"
+            let raw = values[key] ?? RawSetting(analysis.dance.darkAt.compact, from: .builtInDefault)
             throw SettingsError.badValue(
                 key: key, raw: raw,
                 problem: "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
