@@ -1,0 +1,147 @@
+# Sourced by scripts/build-pi (after prepare.sh and debian-roots.sh): builds a release lightorgan in the sid
+# build chroot, for aarch64 (cross, against the arm64 sysroot) or x86_64 (native), and wraps it in a .deb.
+set -euo pipefail
+
+# The oldest releases the package must run on: Raspberry Pi OS / Debian bookworm (glibc 2.36, GCC 12's
+# libstdc++ with GLIBCXX_3.4.30). trixie has glibc 2.41.
+oldest_glibc=2.36
+oldest_glibcxx=3.4.30
+
+# build_release ARCH (arm64 or amd64): prints the path of the built, stripped binary on this machine.
+# The build folder lives in the cache (a fresh clone reuses the compiled dependencies), and the checkout is
+# seen at /src inside the chroot whichever folder it is in here, so its paths stay the same between clones.
+build_release() {
+    local arch=$1 triplet swift_flags=() compiler_flags=() pkgconfig root
+    case $arch in
+        arm64)
+            triplet=aarch64-linux-gnu root=/sysroot
+            swift_flags=(--triple aarch64-unknown-linux-gnu --sdk /sysroot --toolset /build/toolset-aarch64.json)
+            compiler_flags=(--target=aarch64-linux-gnu --sysroot=/sysroot)
+            ;;
+        amd64) triplet=x86_64-linux-gnu root= ;;
+        *) say "unknown architecture $arch (arm64 or amd64)"; return 1 ;;
+    esac
+    pkgconfig=$root/usr/lib/lightorgan-pkgconfig:$root/usr/lib/$triplet/pkgconfig:$root/usr/share/pkgconfig
+    mkdir -p "$cache_root/build/$arch"
+    # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static
+    # runtime, as its resource folder (the lib/swift one makes the driver crash on static-stdlib-args.lnk);
+    # lld by absolute path: the chroot's clang would otherwise look for an aarch64 ld.
+    cat >"$cache_root/build/toolset-aarch64.json" <<'JSON'
+{
+  "schemaVersion": "1.0",
+  "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld", "-sdk", "/sysroot", "-resource-dir", "/sysroot/usr/libexec/swift/lib/swift_static"]},
+  "linker": {"path": "/usr/bin/ld.lld"}
+}
+JSON
+    local script
+    # glibc_compat.o: sid's glibc headers bind symbols of glibc 2.38 and later; this object sends them to
+    # their older versions, so the binary runs with bookworm's glibc 2.36 (see packaging/glibc_compat.c).
+    script="set -e; cd /src
+        export PKG_CONFIG_PATH=$pkgconfig PKG_CONFIG_LIBDIR=$pkgconfig ${root:+PKG_CONFIG_SYSROOT_DIR=$root}
+        clang ${compiler_flags[*]} -std=c11 -O2 -fPIC -Wall -Werror -c packaging/glibc_compat.c -o /build/$arch/glibc_compat.o
+        swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --product lightorgan \
+            -Xlinker /build/$arch/glibc_compat.o -Xlinker --strip-all >&2
+        echo \$(swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --show-bin-path)/lightorgan"
+    local inside
+    inside=$(in_build_chroot --bind "$repo_root" /src --bind "$cache_root/build" /build -- bash -c "$script")
+    echo "$cache_root/build${inside#/build}"
+}
+
+# highest_symbol_version BINARY PREFIX: the highest PREFIX_x.y.z version BINARY asks of its libraries.
+highest_symbol_version() {
+    readelf -V --wide "$1" | grep -oE "Name: $2_[0-9.]+" | sed "s/Name: $2_//" | sort -V | tail -n 1
+}
+
+# check_runs_on_oldest BINARY: fails, naming the symbols, when BINARY needs a newer glibc or libstdc++ than
+# bookworm's.
+check_runs_on_oldest() {
+    local binary=$1 glibc glibcxx
+    glibc=$(highest_symbol_version "$binary" GLIBC)
+    glibcxx=$(highest_symbol_version "$binary" GLIBCXX)
+    say "$(basename "$(dirname "$(dirname "$binary")")"): needs GLIBC_$glibc, GLIBCXX_${glibcxx:-none} (bookworm has $oldest_glibc, $oldest_glibcxx)"
+    if [[ $(printf '%s\n' "$glibc" "$oldest_glibc" | sort -V | tail -n 1) != "$oldest_glibc" ]]; then
+        say "the binary needs glibc $glibc, newer than bookworm's $oldest_glibc; these symbols (add them to packaging/glibc_compat.c):"
+        readelf --dyn-syms --wide "$binary" | grep -E "@GLIBC_[0-9.]+" | awk '{print $8}' |
+            awk -F'@' -v old="$oldest_glibc" '{ split($2, v, "_"); print v[2], $1 }' | sort -V | awk -v old="$oldest_glibc" '
+            { split($1, a, "."); split(old, b, "."); if (a[1] * 1000 + a[2] > b[1] * 1000 + b[2]) print "  " $2 " (GLIBC_" $1 ")" }' >&2
+        return 1
+    fi
+    if [[ -n $glibcxx && $(printf '%s\n' "$glibcxx" "$oldest_glibcxx" | sort -V | tail -n 1) != "$oldest_glibcxx" ]]; then
+        say "the binary needs GLIBCXX_$glibcxx, newer than bookworm's $oldest_glibcxx"
+        return 1
+    fi
+}
+
+# debian_depends BINARY: the Depends line for the shared libraries BINARY loads, by their Debian package
+# names (trixie's libasound2t64 provides libasound2). An unknown library stops the build, so the line stays true.
+debian_depends() {
+    local binary=$1 depends=() library glibc
+    glibc=$(highest_symbol_version "$binary" GLIBC)
+    for library in $(readelf -d "$binary" | grep -oE 'Shared library: \[[^]]+\]' | sed -E 's/.*\[(.*)\]/\1/'); do
+        case $library in
+            libc.so.6 | libm.so.6 | ld-linux-*.so.* | libpthread.so.0 | libdl.so.2 | librt.so.1 | libutil.so.1)
+                depends+=("libc6 (>= $glibc)") ;;
+            libstdc++.so.6) depends+=("libstdc++6 (>= 12)") ;;
+            libgcc_s.so.1) depends+=("libgcc-s1 (>= 3.0)") ;;
+            libasound.so.2) depends+=("libasound2 (>= 1.2.8)") ;;
+            libavahi-client.so.3) depends+=("libavahi-client3 (>= 0.8)") ;;
+            libavahi-common.so.3) depends+=("libavahi-common3 (>= 0.8)") ;;
+            libgpiod.so.*) say "libgpiod must be linked statically, but the binary loads $library"; return 1 ;;
+            *) say "no Debian package known for $library: add it to debian_depends in scripts/lib/debian-package.sh"; return 1 ;;
+        esac
+    done
+    # adduser: postinst makes the system user with it (not Essential on trixie).
+    printf '%s\n' "${depends[@]}" adduser | sort -u | paste -sd, | sed 's/,/, /g'
+}
+
+# package_version: 0.1.0+gitDATE.TIME.COMMIT of the checkout (newer commits sort higher).
+package_version() {
+    echo "0.1.0+git$(TZ=UTC git -C "$repo_root" log -1 --date=format-local:%Y%m%d.%H%M%S --format=%cd).$(git -C "$repo_root" rev-parse --short=7 HEAD)"
+}
+
+# make_deb BINARY ARCH OUTPUT-FOLDER: prints the path of the .deb made.
+make_deb() {
+    local binary=$1 arch=$2 output=$3 version staging depends
+    version=$(package_version)
+    depends=$(debian_depends "$binary")
+    staging=$(mktemp -d)
+    install -D -m 755 "$binary" "$staging/usr/bin/lightorgan"
+    # The service as scripts/install-pi installs it, with the packaged binary's path.
+    install -d "$staging/usr/lib/systemd/system"
+    sed 's|/usr/local/bin/lightorgan|/usr/bin/lightorgan|; s|^# Installed by scripts/install-pi as .*|# Installed by the lightorgan Debian package (scripts/build-pi).|' \
+        "$repo_root/scripts/lightorgan-receiver.service" >"$staging/usr/lib/systemd/system/lightorgan-receiver.service"
+    # /dev/gpiochip* for the gpio group (Raspberry Pi OS has such a rule; plain Debian does not).
+    install -D -m 644 "$repo_root/packaging/deb/60-lightorgan-gpio.rules" "$staging/usr/lib/udev/rules.d/60-lightorgan-gpio.rules"
+    # On a Pi the receiver drives GPIO: the example settings with output gpio, kept across upgrades (conffile).
+    install -d "$staging/etc/lightorgan"
+    sed 's/^  output: terminal /  output: gpio     /' "$repo_root/scripts/lightorgan.example.yaml" >"$staging/etc/lightorgan/lightorgan.yaml"
+    install -d "$staging/usr/share/doc/lightorgan"
+    sed "s/@LIBGPIOD_VERSION@/$gpiod_version/g; s/@SWIFT_VERSION@/$swift_version/g" "$repo_root/packaging/deb/copyright" \
+        >"$staging/usr/share/doc/lightorgan/copyright"
+    install -d "$staging/DEBIAN"
+    install -m 755 "$repo_root"/packaging/deb/{postinst,prerm,postrm} "$staging/DEBIAN/"
+    echo /etc/lightorgan/lightorgan.yaml >"$staging/DEBIAN/conffiles"
+    cat >"$staging/DEBIAN/control" <<CONTROL
+Package: lightorgan
+Version: $version
+Architecture: $arch
+Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
+Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
+Depends: $depends
+Recommends: avahi-daemon
+Built-Using: libgpiod (= $gpiod_version)
+Section: sound
+Priority: optional
+Description: light organ: audio becomes [bass, mid, treble] lamps over the network
+ The receiver (lightorgan receive, the lightorgan-receiver service) drives LEDs on a Raspberry Pi's
+ GPIO lines 5, 6 and 13 through the kernel's GPIO character device, from frames a sender on the
+ local network streams on TCP port 8181; the sender (lightorgan send) analyses what a machine plays.
+ The Swift runtime and libgpiod are linked in: no Swift toolchain is needed.
+CONTROL
+    mkdir -p "$output"
+    local deb=$output/lightorgan_${version}_$arch.deb
+    rm -f "$output"/lightorgan_*_"$arch".deb
+    dpkg-deb --root-owner-group -Zxz --build "$staging" "$deb" >/dev/null
+    rm -rf "$staging"
+    echo "$deb"
+}
