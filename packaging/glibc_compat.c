@@ -5,7 +5,7 @@
  * Code compiled against glibc 2.38 and later binds some symbols to versions newer than 2.36:
  *  - math functions whose new versions only dropped the old SVID error handling (fmod at 2.38,
  *    float functions such as sinhf at 2.43): the same results, so the old versions serve;
- *  - C23 variants of the strto* family (__isoc23_strtol, 2.38), which only add "0b" binary prefixes;
+ *  - C23 variants of the strto* and sscanf family (__isoc23_strtol, 2.38), which only add "0b" binary prefixes;
  *  - strlcpy and strlcat (2.38), which we define here (as in the BSDs).
  * Definitions in the executable take precedence over the shared libraries, so the Swift runtime,
  * Foundation and our code all reach these. scripts/build-pi checks the highest GLIBC version the binary
@@ -13,7 +13,9 @@
  *
  * Compiled as C11 without _GNU_SOURCE, so strtol here is the plain one, not redirected to __isoc23_strtol.
  */
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #if defined(__aarch64__)
 #define LIGHTORGAN_GLIBC_BASE "GLIBC_2.17"  /* the first glibc for aarch64 */
@@ -45,6 +47,7 @@ OLD_VERSION(float, log10f, (float x), (x))
 OLD_VERSION(float, sqrtf, (float x), (x))
 OLD_VERSION(float, lgammaf, (float x), (x))
 OLD_VERSION(float, tgammaf, (float x), (x))
+OLD_VERSION(float, lgammaf_r, (float x, int *sign), (x, sign))
 
 long strtol(const char *text, char **end, int base);
 long long strtoll(const char *text, char **end, int base);
@@ -59,6 +62,16 @@ unsigned long __isoc23_strtoul(const char *text, char **end, int base);
 unsigned long __isoc23_strtoul(const char *text, char **end, int base) { return strtoul(text, end, base); }
 unsigned long long __isoc23_strtoull(const char *text, char **end, int base);
 unsigned long long __isoc23_strtoull(const char *text, char **end, int base) { return strtoull(text, end, base); }
+
+/* C23's sscanf only adds %b and "0b" for %i; compiled as C11, vsscanf here is the C99 one. */
+int __isoc23_sscanf(const char *text, const char *format, ...);
+int __isoc23_sscanf(const char *text, const char *format, ...) {
+    va_list arguments;
+    va_start(arguments, format);
+    int result = vsscanf(text, format, arguments);
+    va_end(arguments);
+    return result;
+}
 
 /* strlcpy: copies at most size - 1 bytes and terminates; returns strlen(source). */
 size_t strlcpy(char *destination, const char *source, size_t size);

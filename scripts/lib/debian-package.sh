@@ -38,10 +38,13 @@ JSON
     # their older versions, so the binary runs with bookworm's glibc 2.36 (see packaging/glibc_compat.c).
     script="set -e; cd /src
         export PKG_CONFIG_PATH=$pkgconfig PKG_CONFIG_LIBDIR=$pkgconfig ${root:+PKG_CONFIG_SYSROOT_DIR=$root}
+        bin=\$(swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --show-bin-path)
         clang ${compiler_flags[*]} -std=c11 -O2 -fPIC -Wall -Werror -c packaging/glibc_compat.c -o /build/$arch/glibc_compat.o
+        # SwiftPM does not see the object given to the linker: the executable is linked anew each time (seconds).
+        rm -f \$bin/lightorgan
         swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --product lightorgan \
             -Xlinker /build/$arch/glibc_compat.o -Xlinker --strip-all >&2
-        echo \$(swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --show-bin-path)/lightorgan"
+        echo \$bin/lightorgan"
     local inside
     inside=$(in_build_chroot --bind "$repo_root" /src --bind "$cache_root/build" /build -- bash -c "$script")
     echo "$cache_root/build${inside#/build}"
@@ -105,6 +108,7 @@ make_deb() {
     version=$(package_version)
     depends=$(debian_depends "$binary")
     staging=$(mktemp -d)
+    chmod 755 "$staging"   # the package's ./ (mktemp makes it 0700)
     install -D -m 755 "$binary" "$staging/usr/bin/lightorgan"
     # The service as scripts/install-pi installs it, with the packaged binary's path.
     install -d "$staging/usr/lib/systemd/system"
