@@ -13,8 +13,9 @@ cd /tmp
 echo "PI: kernel $(uname -r) on $(tr -d '\0' </proc/device-tree/model)"
 echo "PI: booted after $(cut -d' ' -f1 /proc/uptime) s"
 pins=$(ls -d /sys/kernel/debug/pinctrl/*bcm2835*/pins 2>/dev/null | head -n 1)
-# lines: the levels of BCM 5, 6, 13 as "0 1 0", from the driver's report ("pin 5 (gpio5) function gpio_out in hi; ...").
-lines() { awk '$1 == "pin" && ($2 == 5 || $2 == 6 || $2 == 13) { v[$2] = ($7 ~ /^hi/) } END { print v[5] + 0, v[6] + 0, v[13] + 0 }' "$pins"; }
+# lines: the levels of BCM 5, 6, 13 as "0 1 0", from the driver's report
+# ("pin 5 (gpio5) 5:pinctrl-bcm2835 function gpio_out in hi; irq 0 (none)": "in hi" is the level register).
+lines() { awk '$1 == "pin" && ($2 == 5 || $2 == 6 || $2 == 13) { v[$2] = ($0 ~ / in hi/) } END { print v[5] + 0, v[6] + 0, v[13] + 0 }' "$pins"; }
 # sample N: N readings of the three lines; prints how many were on, per line: "on5 on6 on13".
 sample() {
     n=0; a=0; b=0; c=0
@@ -23,7 +24,9 @@ sample() {
     done
     echo "$a $b $c"
 }
-# frames BASS MID TREBLE SECONDS PORT: a 2016-style client: raw 3-byte frames every 50 ms, then it closes.
+# frames BASS MID TREBLE SECONDS PORT: a 2016-style client: raw 3-byte frames every 50 ms, then it closes
+# (nc shuts its side at the end of input, the receiver closes, nc ends). Run in the background, waited for
+# by its pid: a bare `wait` would wait for the receiver too.
 frames() {
     octal=$(printf '\\%03o\\%03o\\%03o' "$1" "$2" "$3")
     count=$(($4 * 20))
@@ -32,7 +35,7 @@ frames() {
 # ticks PID: user + system CPU time of PID, in clock ticks (1/100 s).
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-echo "PI: pins report $pins"
+echo "PI: pins report $pins: $(grep -E '^pin 5 ' "$pins")"
 /usr/bin/lightorgan receive --output gpio --chip nosuchchip --port 8190 --quiet 2>/tmp/chips.log
 echo "PI: chips $(cat /tmp/chips.log)"
 
@@ -43,28 +46,28 @@ i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/receive.log; do sleep 0.5; i
 echo "PI: receiver $(grep -o 'GPIO: .*' /tmp/receive.log | head -n 1)"
 echo "PI: lines at start $(lines)"
 
-frames 255 0 255 4 8181 &
+frames 255 0 255 4 8181 & feeder=$!
 sleep 1.5
 echo "PI: bass and treble full, samples of 40 on $(sample 40)"
-wait
+wait $feeder
 sleep 0.6
 echo "PI: lines 0.6 s after the sender closed $(lines)"
 
-frames 0 255 0 4 8181 &
+frames 0 255 0 4 8181 & feeder=$!
 sleep 1.5
 echo "PI: mid full, samples of 40 on $(sample 40)"
-wait
+wait $feeder
 
 # PWM from the kernel's own timestamps: every write to the lines is a gpio_value trace event.
 events=/sys/kernel/tracing/events/gpio/gpio_value
 if [ -d "$events" ]; then
     echo > /sys/kernel/tracing/trace
-    frames 0 160 0 5 8181 &
+    frames 0 160 0 5 8181 & feeder=$!
     sleep 1.5
     echo 1 >"$events/enable"
     sleep 2
     echo 0 >"$events/enable"
-    wait
+    wait $feeder
     # "NAME-PID [CPU] FLAGS 123.456789: gpio_value: 518 set 1" -> "123.456789 518 1" (time, global line, value)
     awk '{ for (i = 2; i <= NF - 3; i++) if ($i == "gpio_value:" && $(i + 2) == "set") { t = $(i - 1); sub(/:$/, "", t); print t, $(i + 1), $(i + 3) } }' \
         /sys/kernel/tracing/trace >/tmp/edges.txt
@@ -131,13 +134,13 @@ if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.k
     /usr/bin/lightorgan receive --config /etc/lightorgan/lightorgan.yaml --chip lightorgan-sim --port 8183 2>/tmp/sim.log &
     receiver=$!
     i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/sim.log; do sleep 0.5; i=$((i + 1)); done
-    frames 0 255 0 3 8183 &
+    frames 0 255 0 3 8183 & feeder=$!
     sleep 1.5
     echo "PI: gpio-sim lines while mid is full $(simlines)"
     kill -TERM $receiver
     sleep 1
     echo "PI: gpio-sim lines after SIGTERM $(simlines)"
-    wait
+    wait $feeder
 else
     echo "PI: no gpio-sim module"
 fi
