@@ -105,11 +105,13 @@ echo "PI: lines after SIGTERM $(lines)"
 kill -0 $receiver 2>/dev/null && echo "PI: receiver still running after SIGTERM" || echo "PI: receiver ended after SIGTERM"
 kill -TERM $sender
 
-/usr/bin/lightorgan test-leds --config /etc/lightorgan/lightorgan.yaml --step 1.5 >/tmp/leds.txt 2>&1 &
+/usr/bin/lightorgan test-leds --config /etc/lightorgan/lightorgan.yaml --step 1.5 >/tmp/leds.txt 2>/tmp/leds.log &
 leds=$!
-previous=""; states=""; i=0
-while kill -0 $leds 2>/dev/null && [ $i -lt 200 ]; do
-    state="$(lines)"; [ "$state" != "$previous" ] && states="$states|$state"; previous=$state; i=$((i + 1))
+# Every change of the three lines until test-leds ends (at most 60 s of guest time).
+previous=""; states=""; read start _ </proc/uptime
+while kill -0 $leds 2>/dev/null; do
+    state="$(lines)"; [ "$state" != "$previous" ] && states="$states|$state"; previous=$state
+    read now _ </proc/uptime; [ "${now%.*}" -gt $((${start%.*} + 60)) ] && break
 done
 echo "PI: test-leds states $states|"
 echo "PI: test-leds said $(head -n 3 /tmp/leds.txt | tr '\n' '/')"
@@ -130,6 +132,7 @@ if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.k
     receiver=$!
     i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/auto.log; do sleep 0.5; i=$((i + 1)); done
     echo "PI: gpio-sim beside it, auto $(grep -o 'GPIO: .*' /tmp/auto.log | head -n 1)"
+    grep -q 'GPIO: ' /tmp/auto.log || echo "PI: gpio-sim auto receiver said $(tail -n 2 /tmp/auto.log | tr '\n' '/')"
     kill -TERM $receiver; wait $receiver
     /usr/bin/lightorgan receive --config /etc/lightorgan/lightorgan.yaml --chip lightorgan-sim --port 8183 2>/tmp/sim.log &
     receiver=$!
