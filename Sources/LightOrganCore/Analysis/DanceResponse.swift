@@ -18,8 +18,9 @@ import Foundation
 /// pulse, not a flicker that follows every wiggle of the envelope on its way down.
 ///
 /// Units and invariants:
-/// - Levels are 0…1, one per band; 0 for a band below the noise gate, for a band more than
-///   ``AnalysisParameters/crossBandFloor`` dB below the loudest band (leakage), and at the very start.
+/// - Levels are 0…1, one per band; 0 for a band below the noise gate, for a band on average more than
+///   ``AnalysisParameters/crossBandFloor`` dB or at this moment more than
+///   ``DanceParameters/leakageFloor`` dB below the loudest band (leakage), and at the very start.
 /// - The statistics only learn from audio above the noise gate: a pause does not reset them, so the
 ///   first hit after a pause flashes against the music before it. After ``DanceParameters/forgetAfter``
 ///   seconds below the gate (a new song), they start over.
@@ -38,8 +39,6 @@ public struct DanceResponse: Sendable {
         var mean: Double?
         /// Running mean of the held (not sharpened) envelope, dB, for comparing bands; nil with `mean`.
         var loudness: Double?
-        /// The held envelope of this frame, dB; −∞ below the gate.
-        var current = -Double.infinity
         /// Running mean absolute deviation from `mean`, dB.
         var deviation = 0.0
         /// Audio above the gate since the statistics (re)started, seconds.
@@ -64,6 +63,8 @@ public struct DanceResponse: Sendable {
         let dance = parameters.dance
         let gate = parameters.noiseGate
         var levels = [Float](repeating: 0, count: bands.count)
+        // The held envelope of each band in this frame, dB; −∞ below the gate.
+        var heldNow = [Double](repeating: -.infinity, count: bands.count)
         let onsetWeight = 1 - exp(-elapsed / dance.onsetTime)
         let fade = Float(exp(-elapsed / dance.fade))
         let holdFrames = min(RecentPeaks.capacity, max(1, Int((dance.holdTime / elapsed).rounded())))
@@ -75,7 +76,6 @@ public struct DanceResponse: Sendable {
                 band.quietTime += elapsed
                 // Silence is a level too: the next sound rises from the gate, a strong onset.
                 band.smoothed = gate
-                band.current = -.infinity
                 band.recent = RecentPeaks()
                 band.shown = 0
                 if band.quietTime >= dance.forgetAfter { band = BandStatistics() }
@@ -89,7 +89,7 @@ public struct DanceResponse: Sendable {
             let rise = min(max(0, held - (band.smoothed ?? held)), dance.riseLimit)
             band.smoothed = (band.smoothed ?? held) + (held - (band.smoothed ?? held)) * onsetWeight
             let sharpened = held + dance.onsetWeight * rise
-            band.current = held
+            heldNow[index] = held
             if band.mean == nil {
                 band.mean = sharpened - dance.darkAt * dance.startDeviation
                 band.loudness = held
@@ -118,11 +118,11 @@ public struct DanceResponse: Sendable {
         // the cross-band floor below (a kick's tail in mid), or at this moment more than the leakage
         // floor below (the crossover's transient at a hit). Judged by the held envelopes, not the
         // sharpened values: a rise from silence is not loudness.
-        let loudestNow = bands.map(\.current).max() ?? -.infinity
+        let loudestNow = heldNow.max() ?? -.infinity
         if let loudest = bands.compactMap(\.loudness).max() {
             for index in bands.indices
             where (bands[index].loudness ?? -.infinity) < loudest - parameters.crossBandFloor
-                || bands[index].current < loudestNow - dance.leakageFloor
+                || heldNow[index] < loudestNow - dance.leakageFloor
             {
                 levels[index] = 0
                 bands[index].shown = 0
@@ -171,8 +171,8 @@ public struct DanceParameters: Sendable, Hashable {
     /// Time constant of the smoothed envelope that a rise is measured against, seconds.
     public var onsetTime = 0.05
     /// A band whose envelope is more than this far below the loudest band's at the same moment is
-    /// dark, dB. Music's quietest band peaks about 15 dB below its loudest; the attack of a 60 Hz hit
-    /// leaks about 34 dB down into mid through the 24-dB-per-octave bass crossover.
+    /// dark, dB. Music's quietest band peaks about 15 dB below its loudest (a blues track's cymbals
+    /// about 30 dB); a crossover's transient at a hit leaks further down than this.
     public var leakageFloor = 40.0
     /// A rise counts up to this much, dB: a sound out of silence is a strong onset, not an infinite one.
     public var riseLimit = 12.0
