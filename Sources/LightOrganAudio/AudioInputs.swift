@@ -15,8 +15,10 @@ public enum AudioInputs {
             return RawPCMInput(
                 descriptor: 0, sampleRate: settings.rawRate, channels: settings.rawChannels,
                 sampleFormat: settings.rawFormat)
+        case .auto:
+            return try MonitorInput(purpose: "auto")
         case .monitor:
-            return try MonitorInput()
+            return try MonitorInput(purpose: "monitor")
         case .alsa(let name):
             return try ALSACapture(name: name)
         }

@@ -1,95 +1,143 @@
 import Foundation
 public import LightOrganCore
+import Synchronization
 
-/// What the laptop itself is playing: the monitor source of the default output of the running
-/// PipeWire or PulseAudio server (`input: monitor`).
+/// What the laptop itself is playing: the monitor source of the default output (sink) of the
+/// running PipeWire or PulseAudio server (`input: auto` or `monitor`).
 ///
-/// Asks the server for its default sink (`pactl get-default-sink`; PipeWire answers through
-/// pipewire-pulse), then records `<sink>.monitor` with `parec` (raw s16le, a 10 ms buffer, given
-/// both as time and in bytes) and reads its output like standard input. Where no such server runs it says so and what works instead.
-public final class MonitorInput: AudioSource, @unchecked Sendable {
-    // @unchecked Sendable: used by one capture thread at a time, like RawPCMInput; the process
-    // handle is only terminated in deinit.
-    public var format: AudioFormat { pipe.format }
+/// Records `<default sink>.monitor` with `parec` (raw s16le, 48 kHz stereo, a 10 ms buffer given
+/// both as time and in bytes) and reads its output like standard input. A ``SoundServerWatch``
+/// follows the server: when the user switches the output (speakers → headphones) a recorder on
+/// the new sink's monitor is started and the old one stopped, so capture moves without a restart;
+/// after each change the sink's output latency is measured again (``outputLatency``), so the
+/// sender can hold the lights back until the sound leaves the speaker.
+public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked Sendable {
+    // @unchecked Sendable: `read` is called by one capture thread at a time; everything the
+    // watch thread changes is behind `state`.
+    public let format: AudioFormat
     public var isLive: Bool { true }
-    /// The monitor source being recorded, e.g. `alsa_output.pci-0000_00_1f.3.analog-stereo.monitor`.
-    public let sourceName: String
-    private let recorder: Process
-    private let pipe: RawPCMInput
-    private let output: Pipe
+    private let sampleRate: Int
+    private let purpose: String
+    private let state: Mutex<State>
+    private var watch: SoundServerWatch?
 
-    /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo.
-    public init(sampleRate: Int = 48_000) throws {
-        let sink = try Self.defaultSink()
-        sourceName = sink + ".monitor"
-        recorder = Process()
-        recorder.executableURL = try Self.tool("parec")
-        recorder.arguments = [
-            "--device=\(sourceName)", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
-            "--latency-msec=10", "--latency=\(sampleRate / 100 * 4)", "--raw",
-        ]
-        output = Pipe()
-        recorder.standardOutput = output
-        recorder.standardError = FileHandle.nullDevice
-        recorder.standardInput = FileHandle.nullDevice
-        do {
-            try recorder.run()
-        } catch {
-            throw AudioInputError("input monitor: cannot start parec (\(error.localizedDescription))")
+    private struct State {
+        var current: Recording
+        /// Started on the new default sink; `read` moves to it when `current` ends.
+        var next: Recording?
+        var latency: OutputLatency?
+        var isClosed = false
+    }
+
+    /// One `parec` recording one sink's monitor.
+    private struct Recording {
+        let sink: String
+        let process: Process
+        let output: Pipe
+        let reader: RawPCMInput
+    }
+
+    /// The sink whose monitor is being recorded now.
+    public var sinkName: String { state.withLock { $0.current.sink } }
+
+    public var outputLatency: OutputLatency? { state.withLock { $0.latency } }
+
+    /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo, and watching the server.
+    ///
+    /// - Parameter purpose: the setting that chose this input (`auto` or `monitor`), for messages.
+    public init(purpose: String = "monitor", sampleRate: Int = 48_000) throws {
+        self.sampleRate = sampleRate
+        self.purpose = purpose
+        format = AudioFormat(sampleRate: Double(sampleRate), channels: 2)
+        let sink = try SoundServer.defaultSink(for: purpose)
+        state = Mutex(State(current: try Self.record(sink, sampleRate: sampleRate, purpose: purpose)))
+        watch = try? SoundServer.watch { [weak self] in self?.serverChanged() }
+        // The first latency reading waits for the recorder: a monitor being recorded with a
+        // 10 ms buffer makes the sink shorten its own buffer to match.
+        let measuring = Thread { [weak self] in
+            Thread.sleep(forTimeInterval: 0.2)
+            self?.measureLatency(of: sink)
         }
-        pipe = RawPCMInput(
-            descriptor: output.fileHandleForReading.fileDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
+        measuring.start()
     }
 
     deinit {
-        if recorder.isRunning { recorder.terminate() }
+        watch?.stop()
+        let recordings = state.withLock { state -> [Recording] in
+            state.isClosed = true
+            return [state.current] + (state.next.map { [$0] } ?? [])
+        }
+        for recording in recordings where recording.process.isRunning { recording.process.terminate() }
     }
 
     public func read(frames: Int) throws -> [Float] {
-        let samples = try pipe.read(frames: frames)
-        if samples.isEmpty, !recorder.isRunning, recorder.terminationStatus != 0 {
-            throw AudioInputError("input monitor: parec stopped (status \(recorder.terminationStatus)) recording \(sourceName)")
+        while true {
+            let recording = state.withLock { $0.current }
+            let samples = try recording.reader.read(frames: frames)
+            if !samples.isEmpty { return samples }
+            // The recorder ended: moved to another sink, or failed.
+            let moved = state.withLock { state -> Bool in
+                guard let next = state.next else { return false }
+                state.current = next
+                state.next = nil
+                return true
+            }
+            if moved { continue }
+            recording.process.waitUntilExit()
+            if recording.process.terminationStatus != 0, recording.process.terminationReason == .exit {
+                throw AudioInputError(
+                    "input \(purpose): parec stopped (status \(recording.process.terminationStatus)) recording \(recording.sink).monitor; is the sound server still running?")
+            }
+            return []
         }
-        return samples
     }
 
-    /// The default sink of the running server.
-    static func defaultSink() throws -> String {
-        let pactl = try tool("pactl")
-        let (status, text) = run(pactl, ["get-default-sink"])
-        if status == 0, !text.isEmpty, !text.contains("\n") { return text }
-        let (infoStatus, info) = run(pactl, ["info"])
-        if infoStatus == 0, let line = info.split(separator: "\n").first(where: { $0.hasPrefix("Default Sink: ") }) {
-            return String(line.dropFirst("Default Sink: ".count))
+    /// The server changed: follow a new default sink, and measure the latency again.
+    private func serverChanged() {
+        guard let sink = try? SoundServer.defaultSink(for: purpose) else { return }
+        let current = state.withLock { $0.next?.sink ?? $0.current.sink }
+        if sink != current, let recording = try? Self.record(sink, sampleRate: sampleRate, purpose: purpose) {
+            let stale = state.withLock { state -> [Recording] in
+                guard !state.isClosed else { return [recording] }
+                // Replace a recording not yet taken up; end the current one, which makes `read` move on.
+                let stale = [state.next, state.current].compactMap { $0 }
+                state.next = recording
+                return stale
+            }
+            for old in stale where old.process.isRunning { old.process.terminate() }
+            Thread.sleep(forTimeInterval: 0.2)
         }
-        let reason = (text.isEmpty ? info : text).split(separator: "\n").first.map(String.init) ?? "no answer"
-        throw AudioInputError(
-            "input monitor: no PipeWire or PulseAudio server answers for this user (pactl: \(reason)); "
-                + "it records what such a server plays. Log in to a desktop session, or use input: default "
-                + "(ALSA), a WAV file, or pipe audio in: … | lightorgan send --input -")
+        measureLatency(of: sink)
     }
 
-    static func tool(_ name: String) throws -> URL {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for directory in directories where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
-            return URL(fileURLWithPath: "\(directory)/\(name)")
+    private func measureLatency(of sink: String) {
+        let latency: OutputLatency
+        switch SoundServer.latency(ofSink: sink) {
+        case .measured(let microseconds): latency = OutputLatency(output: sink, microseconds: microseconds)
+        case .virtual: latency = OutputLatency(output: sink, microseconds: nil)
+        case nil: return
         }
-        throw AudioInputError(
-            "input monitor needs \(name) from pulseaudio-utils (sudo apt install pulseaudio-utils); "
-                + "it talks to PipeWire (through pipewire-pulse) and PulseAudio alike")
+        state.withLock { $0.latency = latency }
     }
 
-    private static func run(_ tool: URL, _ arguments: [String]) -> (CInt, String) {
+    private static func record(_ sink: String, sampleRate: Int, purpose: String) throws -> Recording {
         let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
+        process.executableURL = try SoundServer.tool("parec", for: purpose)
+        process.arguments = [
+            "--device=\(sink).monitor", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
+            "--latency-msec=10", "--latency=\(sampleRate / 100 * 4)", "--raw",
+        ]
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = output
+        process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return (-1, "\(error.localizedDescription)") }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        do {
+            try process.run()
+        } catch {
+            throw AudioInputError("input \(purpose): cannot start parec (\(error.localizedDescription))")
+        }
+        let reader = RawPCMInput(
+            descriptor: output.fileHandleForReading.fileDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
+        return Recording(sink: sink, process: process, output: output, reader: reader)
     }
 }

@@ -17,6 +17,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.name")) var name: String?
     @Option(help: CommonOptions.help("receiver.output")) var output: String?
     @Option(help: CommonOptions.help("receiver.timeout")) var timeout: String?
+    @Option(help: CommonOptions.help("receiver.delay")) var delay: String?
     @Option(help: CommonOptions.help("receiver.chip")) var chip: String?
     @Option(help: CommonOptions.help("receiver.allow")) var allow: String?
     @Option(help: CommonOptions.help("receiver.max_connections")) var maxConnections: String?
@@ -29,6 +30,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             let overrides = [
                 (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"), (name, "--name", "receiver.name"),
                 (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
+                (delay, "--delay", "receiver.delay"),
                 (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
                 (maxConnections, "--max-connections", "receiver.max_connections"),
                 (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),

@@ -19,6 +19,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("sender.receiver_name")) var receiverName: String?
     @Option(help: CommonOptions.help("sender.fps")) var fps: String?
     @Option(help: CommonOptions.help("sender.input")) var input: String?
+    @Option(help: CommonOptions.help("sender.delay")) var delay: String?
     @Option(help: CommonOptions.help("sender.rate")) var rate: String?
     @Option(help: CommonOptions.help("sender.channels")) var channels: String?
     @Option(help: CommonOptions.help("sender.format")) var format: String?
@@ -35,7 +36,7 @@ struct SendCommand: AsyncParsableCommand {
             let overrides = [
                 (host, "--host", "sender.host"), (hosts, "--hosts", "sender.hosts"), (port, "--port", "sender.port"),
                 (receiverName, "--receiver-name", "sender.receiver_name"), (fps, "--fps", "sender.fps"),
-                (input, "--input", "sender.input"), (rate, "--rate", "sender.rate"),
+                (input, "--input", "sender.input"), (delay, "--delay", "sender.delay"), (rate, "--rate", "sender.rate"),
                 (channels, "--channels", "sender.channels"), (format, "--format", "sender.format"),
                 (statsInterval, "--stats-interval", "sender.stats_interval"),
             ]
@@ -68,10 +69,10 @@ struct SendCommand: AsyncParsableCommand {
                     settings: settings, analysis: all.analysis, source: source, receivers: receivers, logger: logger)
             } else {
                 logger.info("input: test pattern counter, \(settings.framesPerSecond) frames/s")
-                sender = SenderService(settings: settings, receivers: receivers, logger: logger) {
-                    FrameStream.counting(framesPerSecond: settings.framesPerSecond) { counter in
+                sender = SenderService(settings: settings, receivers: receivers, logger: logger) { delivery in
+                    FrameStream.counting(framesPerSecond: settings.framesPerSecond, made: { counter in
                         StandardOutput.write(String(format: "%.6f %d\n", MonotonicClock.seconds(), counter))
-                    }
+                    }, into: delivery)
                 }
             }
             // The end of the audio (a file, stdin) ends the command normally.

@@ -26,7 +26,14 @@ public struct ReceiverService: Service {
     public static func bind(
         settings: ReceiverSettings, output: any LevelOutput, logger: Logger
     ) async throws -> ReceiverService {
-        let switchboard = LampSwitchboard(output: output, rules: settings.rules, logger: logger)
+        var shown = output
+        if settings.delayMilliseconds > 0 {
+            shown = DelayedOutput(wrapping: output, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
+                logger.error("output failed: \(error)")
+            }
+            logger.info("every frame is shown \(settings.delayMilliseconds) ms after it arrives (receiver.delay)")
+        }
+        let switchboard = LampSwitchboard(output: shown, rules: settings.rules, logger: logger)
         let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard)
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(

@@ -16,6 +16,8 @@ import Synchronization
 final class ReceiverTarget: Sendable {
     /// Where it connects.
     let locator: any ReceiverLocator
+    /// The loop its connections live on (the one the frames are delivered on).
+    private let eventLoop: any EventLoop
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -32,8 +34,9 @@ final class ReceiverTarget: Sendable {
         var reportedReconnects = 0
     }
 
-    init(locator: any ReceiverLocator, logger: Logger) {
+    init(locator: any ReceiverLocator, eventLoop: any EventLoop, logger: Logger) {
         self.locator = locator
+        self.eventLoop = eventLoop
         self.logger = logger
     }
 
@@ -52,7 +55,7 @@ final class ReceiverTarget: Sendable {
             let port = endpoint.port ?? 8181
             let link: FrameLink
             do {
-                link = try await FrameLink.connect(host: host, port: port)
+                link = try await FrameLink.connect(host: host, port: port, group: eventLoop)
             } catch {
                 let message = "\(error)"
                 if message != lastFailure {

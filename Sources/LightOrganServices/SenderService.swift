@@ -1,19 +1,22 @@
 public import LightOrganCore
 public import Logging
+import NIOCore
+import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
 /// `lightorgan send`: analyses audio in real time and streams frames to one or more receivers over TCP.
 ///
-/// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC; one frame per
-/// 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameLink`` (3 bytes,
-/// newest wins, TCP_NODELAY). Each receiver has its own connection and reconnect loop; the
-/// analysis never waits for any of them. A statistics line is logged every `sender.stats_interval`.
+/// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC, speaker delay; one
+/// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameLink``
+/// (3 bytes, newest wins, TCP_NODELAY). Frames are delivered on the one event loop that owns every
+/// connection, so a frame costs that loop one wake-up and a write per receiver, nothing more.
+/// Each receiver has its own connection and reconnect loop; the analysis never waits for any of them. A statistics line is logged every `sender.stats_interval`.
 /// On graceful shutdown or at the end of the audio every receiver gets an all-off frame (so even
 /// a 2016 receiver goes dark) and the connections close.
 public struct SenderService: Service {
-    /// Starts the frames; returns them and a function that ends them.
-    public typealias FrameSource = @Sendable () -> (frames: AsyncThrowingStream<LevelFrame, any Error>, stop: @Sendable () -> Void)
+    /// Starts the frames into a delivery; returns a function that ends them.
+    public typealias FrameSource = @Sendable (FrameStream.Delivery) -> @Sendable () -> Void
 
     private let settings: SenderSettings
     private let locators: [any ReceiverLocator]
@@ -27,8 +30,10 @@ public struct SenderService: Service {
         receivers: [any ReceiverLocator]? = nil, logger: Logger
     ) {
         let fps = settings.framesPerSecond
-        self.init(settings: settings, receivers: receivers, logger: logger) {
-            FrameStream.start(source: source, framesPerSecond: fps, parameters: analysis, logger: logger)
+        self.init(settings: settings, receivers: receivers, logger: logger) { delivery in
+            FrameStream.start(
+                source: source, framesPerSecond: fps, parameters: analysis, delay: settings.delay, logger: logger,
+                into: delivery)
         }
         logger.debug("analysing \(source.format) audio into \(fps) frames/s")
     }
@@ -44,11 +49,16 @@ public struct SenderService: Service {
     }
 
     public func run() async throws {
-        let (frames, stop) = makeFrames()
-        let targets = locators.map { ReceiverTarget(locator: $0, logger: logger) }
+        // A loop of its own: the analysis of a stored source runs on it, and must never delay
+        // another service's connections in the same process (the demo's receiver, tests).
+        let loopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { loopGroup.shutdownGracefully { _ in } }
+        let eventLoop = loopGroup.next()
+        let targets = locators.map { ReceiverTarget(locator: $0, eventLoop: eventLoop, logger: logger) }
         let made = FrameCounter()
+        let stopper = Stopper()
         var failure: (any Error)?
-        // On SIGINT/SIGTERM the frames end, wherever the loop below waits.
+        // On SIGINT/SIGTERM the frames end, wherever the task below waits.
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 for target in targets { group.addTask { await target.keepConnected() } }
@@ -56,13 +66,19 @@ public struct SenderService: Service {
                     let interval = Duration.milliseconds(Int64(settings.statsInterval * 1000))
                     group.addTask { await logStatistics(targets, made: made, every: interval) }
                 }
-                do {
-                    for try await frame in frames {
-                        made.count.add(1, ordering: .relaxed)
-                        for target in targets { target.send(frame) }
+                // Cancelled (not shut down gracefully): the frames stop too.
+                failure = await withTaskCancellationHandler {
+                    await withCheckedContinuation { finished in
+                        let delivery = FrameStream.Delivery(eventLoop: eventLoop) { frame in
+                            made.count.add(1, ordering: .relaxed)
+                            for target in targets { target.send(frame) }
+                        } finished: { error in
+                            finished.resume(returning: error)
+                        }
+                        stopper.set(makeFrames(delivery))
                     }
-                } catch {
-                    failure = error
+                } onCancel: {
+                    stopper.stop()
                 }
                 await withDiscardingTaskGroup { finishing in
                     for target in targets { finishing.addTask { await target.finish() } }
@@ -70,7 +86,7 @@ public struct SenderService: Service {
                 group.cancelAll()
             }
         } onGracefulShutdown: {
-            stop()
+            stopper.stop()
         }
         logger.info(Task.isShuttingDownGracefully ? "stopping; connections closed" : "end of audio; connections closed")
         if let failure { throw failure }
@@ -87,7 +103,28 @@ public struct SenderService: Service {
     }
 }
 
-/// Frames made so far, counted by the sending loop and read by the statistics task.
+/// Frames made so far, counted on the event loop and read by the statistics task.
 private final class FrameCounter: Sendable {
     let count = Atomic<Int>(0)
+}
+
+/// The function that stops the frames, which may be asked for before it exists (a signal during start).
+private final class Stopper: Sendable {
+    private let state = Mutex<(stop: (@Sendable () -> Void)?, wanted: Bool)>((nil, false))
+
+    func set(_ stop: @escaping @Sendable () -> Void) {
+        let wanted = state.withLock { state in
+            state.stop = stop
+            return state.wanted
+        }
+        if wanted { stop() }
+    }
+
+    func stop() {
+        let stop = state.withLock { state in
+            state.wanted = true
+            return state.stop
+        }
+        stop?()
+    }
 }

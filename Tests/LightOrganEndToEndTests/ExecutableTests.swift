@@ -107,7 +107,7 @@ struct ExecutableTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let port = Int.random(in: 20_000...40_000)
-        try "sender:\n  host: 127.0.0.1\n  port: \(port)\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
+        try "sender:\n  host: 127.0.0.1\n  port: \(port)\n  input: demo\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
             .write(toFile: directory + "/lightorgan.yaml", atomically: true, encoding: .utf8)
         async let receiver = Self.run(["receive"], directory: directory, signal: SIGTERM, after: 3.5)
         try await Task.sleep(for: .milliseconds(500))
@@ -160,7 +160,7 @@ struct ExecutableTests {
     func helpNamesDefaults() async throws {
         let send = try await Self.run(["send", "--help"])
         #expect(send.stdout.contains("--port") && send.stdout.contains("Default: 8181"))
-        #expect(send.stdout.contains("Default: 100") && send.stdout.contains("Default: demo"))
+        #expect(send.stdout.contains("Default: 100") && send.stdout.contains("Default: auto"))
         let receive = try await Self.run(["receive", "--help"])
         #expect(receive.stdout.contains("--output") && receive.stdout.contains("Default: terminal"))
         let demo = try await Self.run(["demo", "--help"])
@@ -288,7 +288,7 @@ struct ALSACaptureTests {
     }
 }
 
-/// `input: monitor` without a sound server. The test against a real PulseAudio daemon is
+/// `input: auto` (the default) and `input: monitor` without a sound server. The test against a real PulseAudio daemon is
 /// scripts/test-monitor (run by scripts/test): a shell manages the daemon's processes more simply.
 @Suite("Monitor input")
 struct MonitorInputTests {
@@ -303,5 +303,23 @@ struct MonitorInputTests {
             run.stderr.contains("no PipeWire or PulseAudio server answers") || run.stderr.contains("needs pactl"),
             "\(run.stderr)")
         #expect(run.stderr.contains("--input -") || run.stderr.contains("apt install pulseaudio-utils"))
+    }
+
+    @Test("the default input says in one line that nothing is playing and names every other input, at once")
+    func defaultInputWithoutServer() async throws {
+        let runtime = FileManager.default.temporaryDirectory.appendingPathComponent("nopulse-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let run = try await ExecutableTests.run(
+            ["send", "--host", "127.0.0.1", "--quiet"], environment: ["XDG_RUNTIME_DIR": runtime, "PULSE_SERVER": "unix:\(runtime)/none"])
+        let took = clock.now - started
+        #expect(run.status == 1)
+        #expect(run.stderr.hasPrefix("lightorgan: input auto: "), "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
+        for alternative in ["--input demo", "--input default", "--input song.wav", "--input -"] {
+            #expect(run.stderr.contains(alternative), "names \(alternative): \(run.stderr)")
+        }
+        #expect(took < .seconds(10), "nothing hangs: \(took)")
     }
 }

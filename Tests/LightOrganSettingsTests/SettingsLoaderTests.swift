@@ -74,6 +74,23 @@ struct SettingsLoaderTests {
             "lightorgan.yaml: sender.port must be a single value; allowed: 1…65535", file: "sender:\n  port: [1, 2]\n")
     }
 
+    @Test("reads the delays: auto or milliseconds for the sender, milliseconds only for the receiver")
+    func delays() async throws {
+        let defaults = try await load()
+        #expect(defaults.settings.sender.delay == .auto)
+        #expect(defaults.settings.sender.input == .auto)
+        #expect(defaults.settings.receiver.delayMilliseconds == 0)
+        let set = try await load(file: "sender:\n  delay: 120\nreceiver:\n  delay: 180ms\n")
+        #expect(set.settings.sender.delay == .milliseconds(120))
+        #expect(set.settings.receiver.delayMilliseconds == 180)
+        await expectError(
+            "lightorgan.yaml: sender.delay = soon is not allowed; allowed: auto or 0…2000 milliseconds",
+            file: "sender:\n  delay: soon\n")
+        await expectError(
+            "option --delay: receiver.delay = auto is not allowed; allowed: 0…2000 milliseconds",
+            options: ["receiver.delay": ("auto", "--delay")])
+    }
+
     @Test("never falls back to the default when a higher source holds a bad value")
     func badValueIsNeverReplaced() async {
         await expectError(

@@ -133,13 +133,15 @@ Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
 Depends: $depends
 Recommends: avahi-daemon
+Suggests: pulseaudio-utils
 Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional
 Description: light organ: audio becomes [bass, mid, treble] lamps over the network
  The receiver (lightorgan receive, the lightorgan-receiver service) drives LEDs on a Raspberry Pi's
  GPIO lines 5, 6 and 13 through the kernel's GPIO character device, from frames a sender on the
- local network streams on TCP port 8181; the sender (lightorgan send) analyses what a machine plays.
+ local network streams on TCP port 8181; the sender (lightorgan send) analyses what a machine plays
+ (through PipeWire or PulseAudio, with pactl and parec from pulseaudio-utils).
  The Swift runtime and libgpiod are linked in: no Swift toolchain is needed.
 CONTROL
     mkdir -p "$output"

@@ -43,3 +43,26 @@ public protocol OverrunCounting {
     /// Overruns recovered so far.
     var overruns: Int { get }
 }
+
+/// A live source that shows audio before a listener hears it: the monitor of a sound server's
+/// output, whose speaker plays each sample only after the output's latency.
+public protocol OutputLatencyReporting: AnyObject, Sendable {
+    /// The output being monitored and its latency, microseconds, as last measured; nil until
+    /// known. May change while the source runs (another output chosen, a headset connected).
+    var outputLatency: OutputLatency? { get }
+}
+
+/// An output's latency as the sound server reported it.
+public struct OutputLatency: Sendable, Equatable {
+    /// The output (sink) name, e.g. `bluez_output.00_1B_66_…` or `alsa_output.pci-…analog-stereo`.
+    public var output: String
+    /// Microseconds from a sample reaching the output's monitor to it leaving the speaker, ≥ 0; nil
+    /// for a virtual output (a null sink, a combine or filter sink), whose reported latency is that
+    /// of its own buffer and says nothing about when a speaker plays.
+    public var microseconds: Int?
+
+    public init(output: String, microseconds: Int?) {
+        self.output = output
+        self.microseconds = microseconds.map { max(0, $0) }
+    }
+}

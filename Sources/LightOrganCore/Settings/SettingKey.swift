@@ -154,6 +154,21 @@ extension SettingKey {
         }
     }
 
+    /// A delay: whole milliseconds 0…``LightDelay/maximumMilliseconds`` (a trailing `ms` allowed),
+    /// or `auto` where `allowsAuto`.
+    static func delay(
+        _ name: String, default defaultValue: String, allowsAuto: Bool, summary: String,
+        store: @escaping @Sendable (inout Settings, LightDelay) -> Void
+    ) -> SettingKey {
+        let range = "0…\(LightDelay.maximumMilliseconds) milliseconds"
+        let allowed = allowsAuto ? "auto or \(range)" : range
+        return SettingKey(name, default: defaultValue, allowed: allowed, summary: summary) { settings, raw in
+            guard let value = LightDelay(parsing: raw), allowsAuto || value != .auto else { return .notAllowed(allowed) }
+            store(&settings, value)
+            return nil
+        }
+    }
+
     /// true or false (also yes/no, on/off).
     static func flag(
         _ name: String, default defaultValue: Bool, summary: String, store: @escaping @Sendable (inout Settings, Bool) -> Void

@@ -27,7 +27,9 @@ public struct SenderSettings: Sendable, Equatable {
     /// Frames sent per second, 10…250.
     public var framesPerSecond = 100
     /// Where the audio comes from.
-    public var input = AudioInputChoice.demo
+    public var input = AudioInputChoice.auto
+    /// How long frames are held back so the lamps change with the speaker, not the capture.
+    public var delay = LightDelay.auto
     /// Raw PCM on stdin: sample rate, Hz (8000…192000).
     public var rawRate = 44_100
     /// Raw PCM on stdin: interleaved channels (1…8).
@@ -50,9 +52,12 @@ public struct SenderSettings: Sendable, Equatable {
 
 /// Where the sender's audio comes from.
 ///
-/// Written in settings as: `demo`; `monitor`; `-` (stdin); a path ending in `.wav` or containing
+/// Written in settings as: `auto`; `demo`; `monitor`; `-` (stdin); a path ending in `.wav` or containing
 /// `/` (a WAV file); anything else is an ALSA PCM name (`default`, `hw:1,0`, `plughw:…`, `pulse`).
 public enum AudioInputChoice: Sendable, Equatable, CustomStringConvertible {
+    /// What this machine plays (``monitor``) when a PipeWire/PulseAudio server answers; otherwise
+    /// an error that names the other inputs.
+    case auto
     /// The built-in synthesised groove (``DemoGroove``): needs no sound card.
     case demo
     /// A WAV file, played in real time.
@@ -67,6 +72,7 @@ public enum AudioInputChoice: Sendable, Equatable, CustomStringConvertible {
     /// Reads the setting's text.
     public init(parsing text: String) {
         switch text.lowercased() {
+        case "auto": self = .auto
         case "demo": self = .demo
         case "monitor": self = .monitor
         case "-": self = .standardInput
@@ -77,6 +83,7 @@ public enum AudioInputChoice: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .auto: "auto"
         case .demo: "demo"
         case .wavFile(let path): path
         case .monitor: "monitor"
@@ -96,6 +103,9 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var name = ""
     /// Where the levels go.
     public var output = OutputChoice.terminal
+    /// How long each frame is held back before it is shown, milliseconds (0: none), for a sender
+    /// that cannot delay (a 2016 client) feeding a speaker with latency.
+    public var delayMilliseconds = 0
     /// With no frame for this long, seconds, every lamp goes off. 0.05…3600.
     public var timeout = 1.0
     /// GPIO chip for `output: gpio`: `auto` (the Raspberry Pi's controller, found by label), a name,

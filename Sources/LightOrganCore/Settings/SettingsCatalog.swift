@@ -21,10 +21,14 @@ public enum SettingsCatalog {
             "sender.fps", default: 100, range: 10...250, summary: "Frames sent per second."
         ) { $0.sender.framesPerSecond = $1 },
         .text(
-            "sender.input", default: "demo",
-            allowed: "demo, monitor, - (stdin), a .wav file, or an ALSA capture device (default, hw:1,0, pulse…)",
-            summary: "Audio to analyse: demo (built-in groove), monitor (what this machine plays), - (raw PCM on stdin), a WAV file, or an ALSA device."
+            "sender.input", default: "auto",
+            allowed: "auto, monitor, demo, - (stdin), a .wav file, or an ALSA capture device (default, hw:1,0, pulse…)",
+            summary: "Audio to analyse: auto or monitor (what this machine plays, through PipeWire/PulseAudio), demo (built-in groove), - (raw PCM on stdin), a WAV file, or an ALSA device."
         ) { $0.sender.input = AudioInputChoice(parsing: $1) },
+        .delay(
+            "sender.delay", default: "auto", allowsAuto: true,
+            summary: "Hold the lights back so they change when the sound leaves the speaker: auto (the playing sink's latency, with the monitor input), or milliseconds (0: none)."
+        ) { $0.sender.delay = $1 },
         .integer(
             "sender.rate", default: 44_100, range: 8_000...192_000, summary: "Raw PCM on stdin: sample rate, Hz."
         ) { $0.sender.rawRate = $1 },
@@ -51,6 +55,12 @@ public enum SettingsCatalog {
             "receiver.bind", default: "0.0.0.0", allowed: "an IPv4/IPv6 address or host name",
             summary: "Address to listen on: 0.0.0.0 for every IPv4 interface, :: for all."
         ) { $0.receiver.bind = $1 },
+        .delay(
+            "receiver.delay", default: "0", allowsAuto: false,
+            summary: "Hold each frame back this many milliseconds before showing it (for a sender that cannot delay itself, e.g. a 2016 app)."
+        ) {
+            if case .milliseconds(let value) = $1 { $0.receiver.delayMilliseconds = value }
+        },
         .integer(
             "receiver.port", default: 8181, range: 0...65535,
             summary: "TCP port to listen on (0: any free port)."

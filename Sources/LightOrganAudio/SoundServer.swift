@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// The PipeWire or PulseAudio server of this user, asked through `pactl` (pulseaudio-utils; PipeWire
+/// answers through pipewire-pulse): its default sink, a sink's output latency, and a watch for
+/// changes of either.
+///
+/// Every question runs `pactl` with a time limit, so a server that does not answer never hangs the sender.
+public enum SoundServer {
+    /// How long one `pactl` question may take, seconds.
+    static let answerTimeLimit = 3.0
+
+    /// The name of the default sink (the output the desktop plays to).
+    ///
+    /// - Parameter purpose: the input that asks (`auto`, `monitor`), for the error message.
+    /// - Throws: ``AudioInputError`` naming what to do when no server answers or pactl is missing.
+    public static func defaultSink(for purpose: String) throws -> String {
+        let pactl = try tool("pactl", for: purpose)
+        let (status, text) = run(pactl, ["get-default-sink"])
+        if status == 0, !text.isEmpty, !text.contains("\n") { return text }
+        // pactl before 15 has no get-default-sink; `info` names it too.
+        let (infoStatus, info) = run(pactl, ["info"])
+        if infoStatus == 0, let line = info.split(separator: "\n").first(where: { $0.hasPrefix("Default Sink: ") }) {
+            return String(line.dropFirst("Default Sink: ".count))
+        }
+        let reason = (text.isEmpty ? info : text).split(separator: "\n").first.map(String.init) ?? "no answer"
+        throw AudioInputError(
+            "input \(purpose): no PipeWire or PulseAudio server answers for this user (pactl: \(reason)), so there is "
+                + "no playing audio to capture. \(alternatives)")
+    }
+
+    /// The inputs that work without a sound server, for error messages.
+    static let alternatives =
+        "Use --input demo (built-in groove), an ALSA device (--input default, hw:1,0), a WAV file (--input song.wav) "
+        + "or raw PCM on stdin (… | lightorgan send --input -)"
+
+    /// How late sink `name` plays what its monitor shows.
+    public enum SinkLatency: Sendable, Equatable {
+        /// A sound card, Bluetooth or network sink: its reported latency, microseconds.
+        case measured(Int)
+        /// A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter sinks): its
+        /// reported latency is its own buffer's, not a speaker's.
+        case virtual
+    }
+
+    /// The output latency of sink `name`: how long audio that its monitor shows takes to leave the
+    /// speaker. The median of `samples` readings taken 20 ms apart (a sink's latency is a snapshot
+    /// of its buffer and moves with each refill); nil when the server does not say.
+    public static func latency(ofSink name: String, samples: Int = 5) -> SinkLatency? {
+        guard let pactl = try? tool("pactl", for: "monitor") else { return nil }
+        var readings: [Int] = []
+        for sample in 0..<samples {
+            if sample > 0 { Thread.sleep(forTimeInterval: 0.02) }
+            let (status, text) = run(pactl, ["list", "sinks"])
+            guard status == 0, let reading = latency(ofSink: name, inListing: text) else { continue }
+            guard case .measured(let microseconds) = reading else { return reading }
+            readings.append(microseconds)
+        }
+        return readings.isEmpty ? nil : .measured(readings.sorted()[readings.count / 2])
+    }
+
+    /// The latency of sink `name` in the text of `pactl list sinks` (its `Latency: N usec` and `Flags:` lines).
+    static func latency(ofSink name: String, inListing listing: String) -> SinkLatency? {
+        var inSink = false
+        var microseconds: Int?
+        var flags: [Substring]?
+        for line in listing.split(separator: "\n") {
+            let trimmed = line.drop(while: \.isWhitespace)
+            if trimmed.hasPrefix("Name: ") {
+                if inSink { break }
+                inSink = trimmed.dropFirst("Name: ".count) == name
+            } else if inSink, trimmed.hasPrefix("Latency: ") {
+                let number = trimmed.dropFirst("Latency: ".count).prefix(while: { $0.isNumber || $0 == "." })
+                microseconds = Double(number).map { Int($0) }
+            } else if inSink, trimmed.hasPrefix("Flags: ") {
+                flags = trimmed.dropFirst("Flags: ".count).split(separator: " ")
+            }
+        }
+        guard let microseconds else { return nil }
+        if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") { return .virtual }
+        return .measured(microseconds)
+    }
+
+    /// Calls `changed` (on a thread of its own) whenever the server reports a change of itself (the
+    /// default sink) or of a sink (a new one, a new port, a new latency offset), at most every
+    /// 100 ms; stops when the returned handle is stopped or released.
+    public static func watch(_ changed: @escaping @Sendable () -> Void) throws -> SoundServerWatch {
+        try SoundServerWatch(pactl: tool("pactl", for: "monitor"), changed: changed)
+    }
+
+    /// The path of `name` on PATH.
+    static func tool(_ name: String, for purpose: String) throws -> URL {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        for directory in directories where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
+            return URL(fileURLWithPath: "\(directory)/\(name)")
+        }
+        throw AudioInputError(
+            "input \(purpose) records what this machine plays and needs \(name) from pulseaudio-utils "
+                + "(sudo apt install pulseaudio-utils; it talks to PipeWire and PulseAudio alike). \(alternatives)")
+    }
+
+    /// Runs `tool` and returns its status and trimmed output; killed after ``answerTimeLimit``.
+    static func run(_ tool: URL, _ arguments: [String]) -> (CInt, String) {
+        let process = Process()
+        process.executableURL = tool
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return (-1, "\(error.localizedDescription)") }
+        let limit = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + answerTimeLimit, execute: limit)
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        limit.cancel()
+        if process.terminationReason == .uncaughtSignal { return (-1, "no answer within \(Int(answerTimeLimit)) s") }
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+}
+
+/// A running `pactl subscribe`: calls back on server and sink changes until stopped.
+public final class SoundServerWatch: Sendable {
+    private let process: Process
+    private let stopped = Flag()
+
+    /// Set once, read by the watching thread.
+    private final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        var isSet: Bool { value.load(ordering: .relaxed) }
+        func set() { value.store(true, ordering: .relaxed) }
+    }
+
+    init(pactl: URL, changed: @escaping @Sendable () -> Void) throws {
+        let process = Process()
+        process.executableURL = pactl
+        process.arguments = ["subscribe"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let reading = output.fileHandleForReading
+        let thread = Thread { [stopped] in
+            var pending = ""
+            while !stopped.isSet {
+                let data = reading.availableData
+                if data.isEmpty { break }  // pactl ended
+                pending += String(decoding: data, as: UTF8.self)
+                let lines = pending.split(separator: "\n", omittingEmptySubsequences: false)
+                pending = String(lines.last ?? "")
+                let relevant = lines.dropLast().contains { $0.hasSuffix(" on server") || $0.contains(" on server #") || $0.contains(" on sink #") }
+                guard relevant else { continue }
+                // A switch comes as a burst of events: let it settle, then look once.
+                Thread.sleep(forTimeInterval: 0.1)
+                if !stopped.isSet { changed() }
+            }
+        }
+        thread.name = "lightorgan sound server watch"
+        thread.start()
+    }
+
+    /// Ends the watch.
+    public func stop() {
+        stopped.set()
+        if process.isRunning { process.terminate() }
+    }
+
+    deinit { stop() }
+}
