@@ -57,7 +57,9 @@ public struct WAVFile: AudioSource {
     /// Parses WAV bytes already in memory; `name` is used in error messages.
     public init(data: Data, name: String) throws(WAVFileError) {
         func fail(_ problem: String) -> WAVFileError { WAVFileError(path: name, problem: problem) }
-        let data = Data(data)  // indices from 0, whatever slice was passed
+        // Indices from 0 whatever slice was passed; a whole file (a memory map) is kept as it is,
+        // not copied into the heap.
+        let data = data.startIndex == 0 ? data : Data(data)
         let bytes = [UInt8](data.prefix(12))
         guard bytes.count == 12, bytes[0..<4].elementsEqual("RIFF".utf8), bytes[8..<12].elementsEqual("WAVE".utf8)
         else {
