@@ -37,9 +37,6 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
         let reader: RawPCMInput
     }
 
-    /// The sink whose monitor is being recorded now.
-    public var sinkName: String { state.withLock { $0.current.sink } }
-
     public var outputLatency: OutputLatency? { state.withLock { $0.latency } }
 
     /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo, and watching the server.
@@ -111,12 +108,7 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     }
 
     private func measureLatency(of sink: String) {
-        let latency: OutputLatency
-        switch SoundServer.latency(ofSink: sink) {
-        case .measured(let microseconds): latency = OutputLatency(output: sink, microseconds: microseconds)
-        case .virtual: latency = OutputLatency(output: sink, microseconds: nil)
-        case nil: return
-        }
+        guard let latency = SoundServer.latency(ofSink: sink) else { return }
         state.withLock { $0.latency = latency }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+public import LightOrganCore
 import Synchronization
 
 /// The PipeWire or PulseAudio server of this user, asked through `pactl` (pulseaudio-utils; PipeWire
@@ -34,33 +35,27 @@ public enum SoundServer {
         "Use --input demo (built-in groove), an ALSA device (--input default, hw:1,0), a WAV file (--input song.wav) "
         + "or raw PCM on stdin (… | lightorgan send --input -)"
 
-    /// How late sink `name` plays what its monitor shows.
-    public enum SinkLatency: Sendable, Equatable {
-        /// A sound card, Bluetooth or network sink: its reported latency, microseconds.
-        case measured(Int)
-        /// A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter sinks): its
-        /// reported latency is its own buffer's, not a speaker's.
-        case virtual
-    }
-
     /// The output latency of sink `name`: how long audio that its monitor shows takes to leave the
     /// speaker. The median of `samples` readings taken 20 ms apart (a sink's latency is a snapshot
-    /// of its buffer and moves with each refill); nil when the server does not say.
-    public static func latency(ofSink name: String, samples: Int = 5) -> SinkLatency? {
+    /// of its buffer and moves with each refill); unknown (nil microseconds) for a virtual sink; nil
+    /// when the server does not say.
+    public static func latency(ofSink name: String, samples: Int = 5) -> OutputLatency? {
         guard let pactl = try? tool("pactl", for: "monitor") else { return nil }
         var readings: [Int] = []
         for sample in 0..<samples {
             if sample > 0 { Thread.sleep(forTimeInterval: 0.02) }
             let (status, text) = run(pactl, ["list", "sinks"])
             guard status == 0, let reading = latency(ofSink: name, inListing: text) else { continue }
-            guard case .measured(let microseconds) = reading else { return reading }
+            guard let microseconds = reading.microseconds else { return reading }
             readings.append(microseconds)
         }
-        return readings.isEmpty ? nil : .measured(readings.sorted()[readings.count / 2])
+        return readings.isEmpty ? nil : OutputLatency(output: name, microseconds: readings.sorted()[readings.count / 2])
     }
 
-    /// The latency of sink `name` in the text of `pactl list sinks` (its `Latency: N usec` and `Flags:` lines).
-    static func latency(ofSink name: String, inListing listing: String) -> SinkLatency? {
+    /// The latency of sink `name` in the text of `pactl list sinks` (its `Latency: N usec` and
+    /// `Flags:` lines). A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter
+    /// sinks) is virtual: its reported latency is its own buffer's, not a speaker's, so it is unknown.
+    static func latency(ofSink name: String, inListing listing: String) -> OutputLatency? {
         var inSink = false
         var microseconds: Int?
         var flags: [Substring]?
@@ -77,8 +72,10 @@ public enum SoundServer {
             }
         }
         guard let microseconds else { return nil }
-        if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") { return .virtual }
-        return .measured(microseconds)
+        if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") {
+            return OutputLatency(output: name, microseconds: nil)
+        }
+        return OutputLatency(output: name, microseconds: microseconds)
     }
 
     /// Calls `changed` (on a thread of its own) whenever the server reports a change of itself (the

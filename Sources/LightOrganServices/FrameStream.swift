@@ -64,10 +64,11 @@ public enum FrameStream {
             thread.start()
             return { handoff.stop() }
         }
+        // Stored: no output to follow, so the delay stays as set.
         var producer = FrameProducer(source: source, parameters: parameters)
-        var sync2 = sync
+        var storedSync = sync
         let pacer = Pacer(framesPerSecond: framesPerSecond, delivery: delivery) { seconds in
-            try producer.frame(upTo: seconds).map { sync2.pass($0) }
+            try producer.frame(upTo: seconds).map { storedSync.pass($0) }
         }
         return pacer.start()
     }

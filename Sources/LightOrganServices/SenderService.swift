@@ -11,7 +11,8 @@ import Synchronization
 /// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameLink``
 /// (3 bytes, newest wins, TCP_NODELAY). Frames are delivered on the one event loop that owns every
 /// connection, so a frame costs that loop one wake-up and a write per receiver, nothing more.
-/// Each receiver has its own connection and reconnect loop; the analysis never waits for any of them. A statistics line is logged every `sender.stats_interval`.
+/// Each receiver has its own connection and reconnect loop; the analysis never waits for any of
+/// them. A statistics line is logged every `sender.stats_interval`.
 /// On graceful shutdown or at the end of the audio every receiver gets an all-off frame (so even
 /// a 2016 receiver goes dark) and the connections close.
 public struct SenderService: Service {
