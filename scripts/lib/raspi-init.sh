@@ -42,7 +42,7 @@ echo "PI: chips $(cat /tmp/chips.log)"
 # The receiver as the package's service runs it: its settings file (output: gpio, chip: auto).
 /usr/bin/lightorgan receive --config /etc/lightorgan/lightorgan.yaml 2>/tmp/receive.log &
 receiver=$!
-i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/receive.log; do sleep 0.5; i=$((i + 1)); done
+i=0; while [ $i -lt 60 ] && ! grep -q "listening on " /tmp/receive.log; do sleep 0.5; i=$((i + 1)); done
 echo "PI: receiver $(grep -o 'GPIO: .*' /tmp/receive.log | head -n 1)"
 echo "PI: lines at start $(lines)"
 
@@ -130,13 +130,13 @@ if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.k
     simlines() { read a <$base/sim_gpio5/value; read b <$base/sim_gpio6/value; read c <$base/sim_gpio13/value; echo "$a $b $c"; }
     /usr/bin/lightorgan receive --config /etc/lightorgan/lightorgan.yaml --port 8182 2>/tmp/auto.log &
     receiver=$!
-    i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/auto.log; do sleep 0.5; i=$((i + 1)); done
+    i=0; while [ $i -lt 60 ] && ! grep -q "listening on " /tmp/auto.log; do sleep 0.5; i=$((i + 1)); done
     echo "PI: gpio-sim beside it, auto $(grep -o 'GPIO: .*' /tmp/auto.log | head -n 1)"
     grep -q 'GPIO: ' /tmp/auto.log || echo "PI: gpio-sim auto receiver said $(tail -n 2 /tmp/auto.log | tr '\n' '/')"
     kill -TERM $receiver; wait $receiver
     /usr/bin/lightorgan receive --config /etc/lightorgan/lightorgan.yaml --chip lightorgan-sim --port 8183 2>/tmp/sim.log &
     receiver=$!
-    i=0; while [ $i -lt 60 ] && ! grep -q "GPIO: " /tmp/sim.log; do sleep 0.5; i=$((i + 1)); done
+    i=0; while [ $i -lt 60 ] && ! grep -q "listening on " /tmp/sim.log; do sleep 0.5; i=$((i + 1)); done
     frames 0 255 0 3 8183 & feeder=$!
     sleep 1.5
     echo "PI: gpio-sim lines while mid is full $(simlines)"
