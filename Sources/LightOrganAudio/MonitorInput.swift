@@ -68,10 +68,20 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     }
 
     public func read(frames: Int) throws -> [Float] {
+        try fromRecording(ended: \.isEmpty) { try $0.read(frames: frames) } ?? []
+    }
+
+    public func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
+        try fromRecording(ended: { $0 == 0 }) { try $0.read(frames: frames, into: &analyzer) } ?? 0
+    }
+
+    /// Reads with `read` from the current recorder, moving to the next one when it ends; nil when
+    /// the last one ended.
+    private func fromRecording<Result>(ended: (Result) -> Bool, _ read: (RawPCMInput) throws -> Result) throws -> Result? {
         while true {
             let recording = state.withLock { $0.current }
-            let samples = try recording.reader.read(frames: frames)
-            if !samples.isEmpty { return samples }
+            let result = try read(recording.reader)
+            if !ended(result) { return result }
             // The recorder ended: moved to another sink, or failed.
             let moved = state.withLock { state -> Bool in
                 guard let next = state.next else { return false }
@@ -85,7 +95,7 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
                 throw AudioInputError(
                     "input \(purpose): parec stopped (status \(recording.process.terminationStatus)) recording \(recording.sink).monitor; is the sound server still running?")
             }
-            return []
+            return nil
         }
     }
 

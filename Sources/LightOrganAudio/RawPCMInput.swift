@@ -26,26 +26,54 @@ public final class RawPCMInput: AudioSource, @unchecked Sendable {
     }
 
     public func read(frames: Int) throws -> [Float] {
+        let whole = try fill(frames: frames)
+        let samples = buffer.withUnsafeBytes { sampleFormat.decode($0, count: whole / sampleFormat.width) }
+        keepRest(after: whole)
+        return samples
+    }
+
+    /// 16-bit little-endian samples go to the analyzer from the read buffer, unconverted.
+    public func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
+        #if _endian(little)
+        if sampleFormat == .s16le {
+            let whole = try fill(frames: frames)
+            let channels = format.channels
+            buffer.withUnsafeBytes { bytes in
+                analyzer.process(int16Interleaved: bytes.prefix(whole).assumingMemoryBound(to: Int16.self), channels: channels)
+            }
+            keepRest(after: whole)
+            return whole / (2 * channels)
+        }
+        #endif
+        let samples = try read(frames: frames)
+        analyzer.process(interleaved: samples, channels: format.channels)
+        return samples.count / format.channels
+    }
+
+    /// Reads until the buffer holds at least one whole sample frame (a short read is fine: pipes
+    /// deliver what they have); returns the bytes of whole sample frames, 0 at the end.
+    private func fill(frames: Int) throws -> Int {
         let frameBytes = sampleFormat.width * format.channels
         let wanted = frames * frameBytes
         if buffer.count < wanted { buffer = [UInt8](repeating: 0, count: wanted) }
-        // Read whole sample frames; a short read is fine (pipes deliver what they have), an empty one is the end.
         while pending < frameBytes {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + pending, wanted - pending) }
-            if count == 0 { return [] }
+            if count == 0 { return 0 }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
             }
             pending += count
         }
-        let whole = pending / frameBytes * frameBytes
-        let samples = buffer.withUnsafeBytes { sampleFormat.decode($0, count: whole / sampleFormat.width) }
+        return pending / frameBytes * frameBytes
+    }
+
+    /// Moves the bytes of a partial sample frame after `whole` to the front of the buffer.
+    private func keepRest(after whole: Int) {
         buffer.withUnsafeMutableBytes { bytes in
             if pending > whole { bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[whole..<pending])) }
         }
         pending -= whole
-        return samples
     }
 }
 

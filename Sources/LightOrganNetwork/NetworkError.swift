@@ -6,8 +6,7 @@ public struct NetworkError: Error, CustomStringConvertible {
     public let description: String
 
     /// The sender could not reach the receiver.
-    static func cannotConnect(host: String, port: Int, underlying: any Error) -> NetworkError {
-        let reason = Self.reason(underlying)
+    static func cannotConnect(host: String, port: Int, reason: String) -> NetworkError {
         let advice: String
         if reason.contains("refused") {
             advice = "is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
@@ -33,18 +32,10 @@ public struct NetworkError: Error, CustomStringConvertible {
 
     static func reason(_ error: any Error) -> String {
         if let io = error as? IOError { return Self.errnoText(io.errnoCode) }
-        if let connect = error as? NIOConnectionError {
-            if connect.dnsAAAAError != nil || connect.dnsAError != nil, connect.connectionErrors.isEmpty {
-                return "cannot resolve the host name (unknown host)"
-            }
-            if let first = connect.connectionErrors.first { return reason(first.error) }
-        }
-        if let channelError = error as? ChannelError, case .connectTimeout = channelError { return "timed out" }
-        if error is NIOConnectionError { return "cannot resolve the host name (unknown host)" }
         return String(describing: error)
     }
 
-    private static func errnoText(_ code: CInt) -> String {
+    static func errnoText(_ code: CInt) -> String {
         switch code {
         case ECONNREFUSED: "connection refused"
         case EADDRINUSE: "address already in use"

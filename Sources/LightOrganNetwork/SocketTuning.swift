@@ -13,6 +13,8 @@ import NIOPosix
 /// - TCP_USER_TIMEOUT: data unacknowledged for 5 s closes the connection (the sender's side of
 ///   the same, where data is always in flight and keepalive never starts).
 /// - TCP_NODELAY: a 3-byte frame leaves at once instead of waiting for more.
+/// - The sender's socket also gets TCP_NOTSENT_LOWAT 1: the kernel takes a frame (sent with
+///   `MSG_EOR`) only when nothing written before is still waiting to leave (``FrameSocket``).
 enum SocketTuning {
     /// Seconds of silence before the first keepalive probe.
     static let keepAliveIdle: SocketOptionValue = 2
@@ -40,12 +42,17 @@ enum SocketTuning {
         #endif
         return options
     }
-}
 
-extension ClientBootstrap {
-    /// Sets ``SocketTuning/connectionOptions`` on the connection.
-    func tunedForFrames() -> ClientBootstrap {
-        SocketTuning.connectionOptions.reduce(self) { $0.channelOption($1.0, value: $1.1) }
+    /// Sets ``connectionOptions`` and TCP_NOTSENT_LOWAT 1 on the sender's socket `descriptor`.
+    static func applySenderOptions(to descriptor: CInt) {
+        var options = connectionOptions.map { (level: CInt($0.0.level), name: CInt($0.0.name), value: CInt($0.1)) }
+        #if os(Linux)
+        options.append((CInt(IPPROTO_TCP), CInt(TCP_NOTSENT_LOWAT), 1))
+        #endif
+        for option in options {
+            var value = option.value
+            setsockopt(descriptor, option.level, option.name, &value, socklen_t(MemoryLayout<CInt>.size))
+        }
     }
 }
 

@@ -1,20 +1,24 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 public import LightOrganCore
 public import Logging
-public import NIOCore
 import Synchronization
 
 /// The sender's frames as they are made: one ``LevelFrame`` every 1/fps s of audio, handed to a
-/// ``Delivery`` on its event loop (the loop that owns every receiver connection, so sending a
-/// frame is a plain write on the thread that is already awake).
+/// ``Delivery`` on the thread that made it, which sends it there and then (a `send(2)` per
+/// receiver, ``FrameSocket``): one wake-up per frame on the whole sending path, no other thread
+/// involved.
 ///
-/// - A **stored** source (file, groove) is paced on that event loop: a timer on a fixed grid of the
-///   monotonic clock wakes it, the audio that is due is analysed (``FrameProducer``) and the frame
-///   written, all in that one wake-up.
+/// - A **stored** source (file, groove) is paced by a thread of its own that sleeps until the
+///   next tick of a fixed grid on the monotonic clock (`clock_nanosleep`, absolute, so the grid
+///   never drifts); in that one wake-up the audio that is due is analysed (``FrameProducer``) and
+///   the frame delivered.
 /// - A **live** source (sound card, pipe, monitor) is paced by its device: a capture thread reads
-///   blocks of about 5 ms, analyses them at once and, as soon as the audio of a frame period has
-///   arrived, puts the frame in a one-frame slot and wakes the event loop (one wake-up per frame
-///   on the sending path; a frame not yet taken is replaced by the newer one). A pipe that delivers
+///   the audio up to the end of the next frame period (a read returns what has arrived, so a
+///   device that delivers in smaller pieces costs more reads, never a later frame), analyses it
+///   at once and delivers the frame as soon as the period is complete. A pipe that delivers
 ///   faster than real time (`ffmpeg` without `-re`) is held back to real time: reading waits while
 ///   the audio is more than 50 ms ahead of the clock, which a real device never is.
 ///
@@ -24,18 +28,15 @@ import Synchronization
 public enum FrameStream {
     /// Where the frames go.
     public struct Delivery: Sendable {
-        /// The loop both callbacks run on.
-        public let eventLoop: any EventLoop
-        /// Called with each frame, in order.
+        /// Called with each frame, in order, on the thread that made it; must not block.
         public let frame: @Sendable (LevelFrame) -> Void
-        /// Called once, last: nil at the end of the audio or after `stop`, else what failed.
+        /// Called once, last (no frame follows it): nil at the end of the audio or after `stop`,
+        /// else what failed.
         public let finished: @Sendable ((any Error)?) -> Void
 
         public init(
-            eventLoop: any EventLoop, frame: @escaping @Sendable (LevelFrame) -> Void,
-            finished: @escaping @Sendable ((any Error)?) -> Void
+            frame: @escaping @Sendable (LevelFrame) -> Void, finished: @escaping @Sendable ((any Error)?) -> Void
         ) {
-            self.eventLoop = eventLoop
             self.frame = frame
             self.finished = finished
         }
@@ -52,25 +53,24 @@ public enum FrameStream {
         if case .milliseconds(let value) = delay, value > 0 {
             logger.info("lights delayed \(sync.delayMilliseconds) ms (sender.delay)")
         }
+        let gate = Gate(delivery)
         if source.isLive {
-            let handoff = Handoff(delivery)
-            let thread = Thread {
+            spawn(named: "lightorgan capture") {
                 capture(
                     source, framesPerSecond: framesPerSecond, parameters: parameters, sync: sync, logger: logger,
-                    into: handoff)
+                    into: gate)
             }
-            thread.name = "lightorgan capture"
-            thread.qualityOfService = .userInteractive
-            thread.start()
-            return { handoff.stop() }
+            return { gate.finish(nil) }
         }
         // Stored: no output to follow, so the delay stays as set.
-        var producer = FrameProducer(source: source, parameters: parameters)
-        var storedSync = sync
-        let pacer = Pacer(framesPerSecond: framesPerSecond, delivery: delivery) { seconds in
-            try producer.frame(upTo: seconds).map { storedSync.pass($0) }
+        spawn(named: "lightorgan pacer") {
+            var producer = FrameProducer(source: source, parameters: parameters)
+            var storedSync = sync
+            pace(framesPerSecond: framesPerSecond, into: gate) { seconds in
+                try producer.frame(upTo: seconds).map { storedSync.pass($0) }
+            }
         }
-        return pacer.start()
+        return { gate.finish(nil) }
     }
 
     /// The ``CounterPattern`` at `framesPerSecond` on a fixed grid: frame n is made at tick n, and
@@ -78,26 +78,66 @@ public enum FrameStream {
     public static func counting(
         framesPerSecond: Int, made: @escaping @Sendable (Int) -> Void, into delivery: Delivery
     ) -> @Sendable () -> Void {
-        var counter = 0
-        let pacer = Pacer(framesPerSecond: framesPerSecond, delivery: delivery) { _ in
-            counter += 1
-            made(counter)
-            return CounterPattern.frame(counter)
+        let gate = Gate(delivery)
+        spawn(named: "lightorgan pacer") {
+            var counter = 0
+            pace(framesPerSecond: framesPerSecond, into: gate) { _ in
+                counter += 1
+                made(counter)
+                return CounterPattern.frame(counter)
+            }
         }
-        return pacer.start()
+        return { gate.finish(nil) }
+    }
+
+    private static func spawn(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.name = name
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Stored source or pattern: frame n is made and delivered at start + n periods, one
+    /// absolute `clock_nanosleep` per frame (a late wake-up never shifts the grid, and ticks it
+    /// missed are skipped); `make` gets the seconds since the start and returns nil at the end.
+    private static func pace(framesPerSecond: Int, into gate: Gate, make: (Double) throws -> LevelFrame?) {
+        let period = 1_000_000_000 / Int64(framesPerSecond)
+        var origin = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &origin)
+        let originNanoseconds = Int64(origin.tv_sec) * 1_000_000_000 + Int64(origin.tv_nsec)
+        var tick: Int64 = 0
+        do {
+            while !gate.isStopped {
+                tick += 1
+                let due = originNanoseconds + period * tick
+                var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
+                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+                // The audio due by now (more than a period's worth when the wake-up came late).
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let elapsed = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - originNanoseconds
+                guard let frame = try make(Double(elapsed) / 1e9) else { break }
+                gate.offer(frame)
+                // Woken more than a period late (a busy machine): the frame just made holds all the
+                // audio due, so the ticks missed are skipped, not made up in a burst.
+                tick = max(tick, elapsed / period)
+            }
+            gate.finish(nil)
+        } catch {
+            gate.finish(error)
+        }
     }
 
     /// Live source: blocking reads on this thread, a frame whenever a frame period of audio is in.
     private static func capture(
         _ source: any AudioSource, framesPerSecond: Int, parameters: AnalysisParameters, sync: SpeakerSync,
-        logger: Logger, into handoff: Handoff
+        logger: Logger, into gate: Gate
     ) {
         var source = source
         var sync = sync
         let output = source as? any OutputLatencyReporting  // a monitor: its speaker plays later
         let format = source.format
         var analyzer = BandAnalyzer(sampleRate: format.sampleRate, parameters: parameters)
-        let block = max(32, Int(format.sampleRate / 200))  // about 5 ms
         var consumed = 0
         var nextFrameAt = Int(format.sampleRate) / framesPerSecond
         var frameIndex = 1
@@ -106,13 +146,13 @@ public enum FrameStream {
         var overrunsLogged = 0
         let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
         do {
-            while !handoff.isStopped {
-                let samples = try source.read(frames: block)
-                if samples.isEmpty { break }
+            while !gate.isStopped {
+                // Up to the end of the frame period (at least 32 sample frames).
+                let count = try source.read(frames: max(32, nextFrameAt - consumed), into: &analyzer)
+                if count == 0 { break }
                 let began = start ?? clock.now
                 start = began
-                analyzer.process(interleaved: samples, channels: format.channels)
-                consumed += samples.count / format.channels
+                consumed += count
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
                 if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {
@@ -121,113 +161,44 @@ public enum FrameStream {
                 }
                 if consumed >= nextFrameAt {
                     if let output, let change = sync.follow(output.outputLatency) { logger.info("\(change)") }
-                    handoff.offer(sync.pass(analyzer.nextFrame()))
+                    gate.offer(sync.pass(analyzer.nextFrame()))
                     while nextFrameAt <= consumed {
                         frameIndex += 1
                         nextFrameAt = Int(Double(frameIndex) * format.sampleRate / Double(framesPerSecond))
                     }
                 }
             }
-            handoff.finish(nil)
+            gate.finish(nil)
         } catch {
-            handoff.finish(error)
+            gate.finish(error)
         }
     }
 }
 
-/// Frames from a capture thread to the event loop: a one-frame slot (the newest wins) and one
-/// wake-up of the loop per frame taken; `finished` is delivered once, after the last frame.
-private final class Handoff: Sendable {
-    private struct Slot {
-        var frame: LevelFrame?
-        var isStopped = false
-        var isFinished = false
-    }
-
+/// The door between the thread making frames and the ``FrameStream/Delivery``: frames pass until
+/// it is finished, `finished` is delivered once, and no frame follows it (a frame being delivered
+/// when `stop` comes completes first, so the all-off frame sent after `finished` is the last).
+private final class Gate: Sendable {
     private let delivery: FrameStream.Delivery
-    private let slot = Mutex(Slot())
+    private let stopped = Mutex(false)
 
     init(_ delivery: FrameStream.Delivery) {
         self.delivery = delivery
     }
 
-    var isStopped: Bool { slot.withLock { $0.isStopped } }
+    var isStopped: Bool { stopped.withLock { $0 } }
 
     func offer(_ frame: LevelFrame) {
-        let wake = slot.withLock { slot -> Bool in
-            guard !slot.isStopped else { return false }
-            defer { slot.frame = frame }
-            return slot.frame == nil
-        }
-        guard wake else { return }
-        delivery.eventLoop.execute { [self] in
-            if let frame = slot.withLock({ slot in defer { slot.frame = nil }; return slot.frame }) { delivery.frame(frame) }
+        stopped.withLock { isStopped in
+            if !isStopped { delivery.frame(frame) }
         }
     }
-
-    func stop() { finish(nil) }
 
     func finish(_ error: (any Error)?) {
-        let first = slot.withLock { slot -> Bool in
-            slot.isStopped = true
-            defer { slot.isFinished = true }
-            return !slot.isFinished
+        let first = stopped.withLock { isStopped in
+            defer { isStopped = true }
+            return !isStopped
         }
-        guard first else { return }
-        // After any frame already handed to the loop.
-        delivery.eventLoop.execute { [delivery] in delivery.finished(error) }
-    }
-}
-
-/// A stored source (or a test pattern) paced on the delivery's event loop: a timer on a fixed grid,
-/// frame n made and delivered at start + n periods, in the same wake-up.
-private final class Pacer: @unchecked Sendable {
-    // @unchecked Sendable: every var is touched only on `delivery.eventLoop`.
-    private let delivery: FrameStream.Delivery
-    private let periodNanoseconds: Int64
-    /// Makes the frame for the audio up to the given second of the stream; nil at its end.
-    private var make: (Double) throws -> LevelFrame?
-    private var origin = NIODeadline.uptimeNanoseconds(0)
-    private var tick: Int64 = 0
-    private var timer: Scheduled<Void>?
-    private var isFinished = false
-
-    init(framesPerSecond: Int, delivery: FrameStream.Delivery, make: @escaping (Double) throws -> LevelFrame?) {
-        self.delivery = delivery
-        self.periodNanoseconds = 1_000_000_000 / Int64(framesPerSecond)
-        self.make = make
-    }
-
-    /// Starts the timer; returns the function that stops it.
-    func start() -> @Sendable () -> Void {
-        delivery.eventLoop.execute { [self] in
-            origin = .now()
-            schedule()
-        }
-        return { [self] in delivery.eventLoop.execute { self.finish(nil) } }
-    }
-
-    private func schedule() {
-        tick += 1
-        timer = delivery.eventLoop.scheduleTask(deadline: origin + .nanoseconds(periodNanoseconds * tick)) { [self] in fire() }
-    }
-
-    private func fire() {
-        guard !isFinished else { return }
-        let elapsed = Double((NIODeadline.now() - origin).nanoseconds) / 1e9
-        do {
-            guard let frame = try make(elapsed) else { return finish(nil) }
-            delivery.frame(frame)
-            schedule()
-        } catch {
-            finish(error)
-        }
-    }
-
-    private func finish(_ error: (any Error)?) {
-        guard !isFinished else { return }
-        isFinished = true
-        timer?.cancel()
-        delivery.finished(error)
+        if first { delivery.finished(error) }
     }
 }

@@ -1,7 +1,7 @@
 import LightOrganCore
 import LightOrganNetwork
 import Logging
-import NIOCore
+import NIOPosix
 import Synchronization
 
 /// One receiver the sender streams to, kept connected by itself.
@@ -10,19 +10,18 @@ import Synchronization
 /// or what DNS-SD discovery found last, so a receiver back on another address or port is found
 /// again). Its own loop connects, waits for the connection to end and reconnects: every 0.25 s while the
 /// host refuses (a receiver restarting is back within that), with backoff from 0.25 s doubling to
-/// 2 s while it does not answer; it logs once per change of state. ``send(_:)`` never waits: when
-/// connected the frame goes to the ``FrameLink`` (newest wins), otherwise it is skipped, so one
-/// slow or absent receiver never delays the frames or the other receivers.
+/// 2 s while it does not answer; it logs once per change of state. Connecting and the last frame
+/// block, so they run on NIO's thread pool for blocking work, never on a task's thread.
+/// ``send(_:)`` never waits: when connected the frame goes to the ``FrameSocket`` (newest wins),
+/// otherwise it is skipped, so one slow or absent receiver never delays the frames or the others.
 final class ReceiverTarget: Sendable {
     /// Where it connects.
     let locator: any ReceiverLocator
-    /// The loop its connections live on (the one the frames are delivered on).
-    private let eventLoop: any EventLoop
     private let logger: Logger
     private let state = Mutex(State())
 
     private struct State {
-        var link: FrameLink?
+        var link: FrameSocket?
         var isFinished = false
         var connections = 0
         /// Sent and dropped by links that have closed.
@@ -34,9 +33,8 @@ final class ReceiverTarget: Sendable {
         var reportedReconnects = 0
     }
 
-    init(locator: any ReceiverLocator, eventLoop: any EventLoop, logger: Logger) {
+    init(locator: any ReceiverLocator, logger: Logger) {
         self.locator = locator
-        self.eventLoop = eventLoop
         self.logger = logger
     }
 
@@ -53,9 +51,9 @@ final class ReceiverTarget: Sendable {
             guard let endpoint = await locator.locate() else { break }
             let host = endpoint.host
             let port = endpoint.port ?? 8181
-            let link: FrameLink
+            let link: FrameSocket
             do {
-                link = try await FrameLink.connect(host: host, port: port, group: eventLoop)
+                link = try await NIOThreadPool.singleton.runIfActive { try FrameSocket.connect(host: host, port: port) }
             } catch {
                 let message = "\(error)"
                 if message != lastFailure {
@@ -76,7 +74,7 @@ final class ReceiverTarget: Sendable {
                 return true
             }
             guard stillWanted else {
-                await link.finish(with: .off)
+                link.close()
                 break
             }
             backoff = Self.firstRetry
@@ -84,16 +82,10 @@ final class ReceiverTarget: Sendable {
             let address = link.remoteDescription
             let named = "\(locator)" == "\(endpoint)" ? "\(endpoint)" : "\(locator) at \(endpoint)"
             logger.info("streaming to \(named)\(address.hasPrefix(host + ":") ? "" : " (\(address))")")
-            let reason: String
-            do {
-                try await withTaskCancellationHandler {
-                    try await link.closeFuture.get()
-                } onCancel: {
-                    link.channel.close(promise: nil)
-                }
-                reason = "closed by the receiver"
-            } catch {
-                reason = "\(error)"
+            let reason = await withTaskCancellationHandler {
+                await link.closed()
+            } onCancel: {
+                link.close()
             }
             let finished = state.withLock { state -> Bool in
                 state.link = nil
@@ -113,11 +105,12 @@ final class ReceiverTarget: Sendable {
 
     /// Sends an all-off frame (so even a 2016 receiver goes dark), closes, and stops reconnecting.
     func finish() async {
-        let link = state.withLock { state -> FrameLink? in
+        let link = state.withLock { state -> FrameSocket? in
             state.isFinished = true
             return state.link
         }
-        await link?.finish(with: .off)
+        guard let link else { return }
+        _ = try? await NIOThreadPool.singleton.runIfActive { link.finish(with: .off) }
     }
 
     /// Sent, dropped and reconnects since the previous call, and whether it is connected now.

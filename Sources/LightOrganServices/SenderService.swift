@@ -1,16 +1,14 @@
 public import LightOrganCore
 public import Logging
-import NIOCore
-import NIOPosix
 public import ServiceLifecycle
 import Synchronization
 
 /// `lightorgan send`: analyses audio in real time and streams frames to one or more receivers over TCP.
 ///
 /// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC, speaker delay; one
-/// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameLink``
-/// (3 bytes, newest wins, TCP_NODELAY). Frames are delivered on the one event loop that owns every
-/// connection, so a frame costs that loop one wake-up and a write per receiver, nothing more.
+/// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameSocket``
+/// (3 bytes, newest wins, TCP_NODELAY). The thread that made a frame sends it, so a frame costs
+/// one wake-up and a `send(2)` per receiver, nothing more.
 /// Each receiver has its own connection and reconnect loop; the analysis never waits for any of
 /// them. A statistics line is logged every `sender.stats_interval`.
 /// On graceful shutdown or at the end of the audio every receiver gets an all-off frame (so even
@@ -50,12 +48,7 @@ public struct SenderService: Service {
     }
 
     public func run() async throws {
-        // A loop of its own: the analysis of a stored source runs on it, and must never delay
-        // another service's connections in the same process (the demo's receiver, tests).
-        let loopGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        defer { loopGroup.shutdownGracefully { _ in } }
-        let eventLoop = loopGroup.next()
-        let targets = locators.map { ReceiverTarget(locator: $0, eventLoop: eventLoop, logger: logger) }
+        let targets = locators.map { ReceiverTarget(locator: $0, logger: logger) }
         let made = FrameCounter()
         let stopper = Stopper()
         var failure: (any Error)?
@@ -70,7 +63,7 @@ public struct SenderService: Service {
                 // Cancelled (not shut down gracefully): the frames stop too.
                 failure = await withTaskCancellationHandler {
                     await withCheckedContinuation { finished in
-                        let delivery = FrameStream.Delivery(eventLoop: eventLoop) { frame in
+                        let delivery = FrameStream.Delivery { frame in
                             made.count.add(1, ordering: .relaxed)
                             for target in targets { target.send(frame) }
                         } finished: { error in
@@ -104,7 +97,7 @@ public struct SenderService: Service {
     }
 }
 
-/// Frames made so far, counted on the event loop and read by the statistics task.
+/// Frames made so far, counted by the thread making them and read by the statistics task.
 private final class FrameCounter: Sendable {
     let count = Atomic<Int>(0)
 }

@@ -83,3 +83,48 @@ struct BandAnalyzerInputPathTests {
         }
     }
 }
+
+@Suite("Band analysis from sources")
+struct BandAnalyzerSourceTests {
+    /// A source that only has `read(frames:)`, so it goes through the converting default path.
+    struct ConvertingOnly: AudioSource {
+        var file: WAVFile
+        var format: AudioFormat { file.format }
+        mutating func read(frames: Int) throws -> [Float] { file.read(frames: frames) }
+    }
+
+    @Test("a 16-bit WAV analysed straight from the mapped file gives the frames of the converting path")
+    func wavDirectPathMatchesConverting() throws {
+        var groove = DemoGroove()
+        let mono = groove.read(frames: 88_200)
+        let stereo = mono.flatMap { [Double($0) * 0.9, Double($0) * 0.6] }
+        let data = WAVTestFile(seconds: 2, channels: 2, samples: stereo).data
+        var direct = FrameProducer(source: try WAVFile(data: data, name: "groove.wav"))
+        var converting = FrameProducer(source: ConvertingOnly(file: try WAVFile(data: data, name: "groove.wav")))
+        var frames = 0
+        for tick in 1...200 {
+            let a = try direct.frame(upTo: Double(tick) / 100)
+            let b = try converting.frame(upTo: Double(tick) / 100)
+            #expect((a == nil) == (b == nil))
+            guard let a, let b else { break }
+            for band in Band.allCases { #expect(abs(Int(a[band]) - Int(b[band])) <= 1, "tick \(tick): \(a) vs \(b)") }
+            frames += 1
+        }
+        #expect(frames == 200)
+        #expect(direct.consumedFrames == 88_200)
+    }
+
+    @Test("a frame asked for before any new audio came repeats the previous one (no time passed)")
+    func frameWithoutAudio() {
+        var analyzer = BandAnalyzer(sampleRate: 44_100)
+        var groove = DemoGroove()
+        var last = LevelFrame.off
+        for _ in 0..<100 {
+            analyzer.process(interleaved: groove.read(frames: 441), channels: 1)
+            last = analyzer.nextFrame()
+        }
+        #expect(last != .off, "the groove lights something")
+        #expect(analyzer.nextFrame() == last)
+        #expect(analyzer.nextFrame() == last)
+    }
+}

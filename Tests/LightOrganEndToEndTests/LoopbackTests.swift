@@ -162,26 +162,6 @@ struct LoopbackTests {
         }
     }
 
-    @Test("the sender's connection has keepalive (2 s, 1 s, 3 probes), a 5 s user timeout and TCP_NODELAY")
-    func deadPeerDetection() async throws {
-        let receiver = try await receiver(output: RecordingOutput())
-        try await withThrowingTaskGroup { tasks in
-            tasks.addTask { try await receiver.run() }
-            let link = try await FrameLink.connect(host: "127.0.0.1", port: receiver.port)
-            func tcp(_ name: CInt) async throws -> SocketOptionValue {
-                try await link.channel.getOption(ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: name)))
-            }
-            #expect(try await link.channel.getOption(.socketOption(.so_keepalive)) != 0)
-            #expect(try await tcp(TCP_KEEPIDLE) == 2)
-            #expect(try await tcp(TCP_KEEPINTVL) == 1)
-            #expect(try await tcp(TCP_KEEPCNT) == 3)
-            #expect(try await tcp(TCP_USER_TIMEOUT) == 5000)
-            #expect(try await tcp(TCP_NODELAY) != 0)
-            await link.finish(with: .off)
-            tasks.cancelAll()
-        }
-    }
-
     @Test("a client outside receiver.allow is refused and shows nothing")
     func allowList() async throws {
         let output = RecordingOutput()

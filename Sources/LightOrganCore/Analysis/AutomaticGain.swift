@@ -22,8 +22,9 @@ public struct AutomaticGain: Sendable {
 
     /// Updates the running peaks with one envelope per band (linear amplitude) measured over
     /// `elapsed` seconds of audio, and returns the levels, each 0…1.
-    public mutating func levels(envelopes: [Float], elapsed: Double) -> [Float] {
-        let decibels = envelopes.map { Self.decibels($0) }
+    public mutating func levels(envelopes: SIMD3<Float>, elapsed: Double) -> SIMD3<Float> {
+        var decibels = SIMD3<Double>()
+        for band in 0..<3 { decibels[band] = Self.decibels(envelopes[band]) }
         let fall = parameters.peakFallRate * elapsed
         let rise = 1 - exp(-elapsed / parameters.peakRiseTime)
         for band in peaks.indices {
@@ -35,14 +36,16 @@ public struct AutomaticGain: Sendable {
             }
         }
         let loudestPeak = peaks.max() ?? parameters.minimumPeak
-        return peaks.indices.map { band in
+        var levels = SIMD3<Float>()
+        for band in 0..<3 {
             let floor = max(
                 peaks[band] - parameters.dynamicRange,
                 parameters.noiseGate,
                 loudestPeak - parameters.crossBandFloor)
             let span = max(peaks[band] + parameters.headroom - floor, parameters.minimumSpan)
-            return Float(min(max((decibels[band] - floor) / span, 0), 1))
+            levels[band] = Float(min(max((decibels[band] - floor) / span, 0), 1))
         }
+        return levels
     }
 
     /// dBFS of a linear amplitude; silence is −200 dB.

@@ -22,15 +22,14 @@ public struct BandAnalyzer: Sendable {
     private var state: State
     /// The band envelopes (bass, mid, treble; linear amplitude, the highest of the frame) that the
     /// last ``nextFrame()`` turned into levels: what the lamps were judged from, for plots.
-    public private(set) var lastEnvelopes: [Float] = [0, 0, 0]
+    public private(set) var lastEnvelopes = SIMD3<Float>()
     private var samplesSinceFrame = 0
-    private var response: ResponseState
-
-    /// The response and what it has learnt.
-    private enum ResponseState {
-        case dance(DanceResponse)
-        case level(AutomaticGain)
-    }
+    private var lastFrame = LevelFrame.off
+    /// The response and what it has learnt: exactly one of the two is set. Two optionals rather
+    /// than an enum, so that each frame updates the response in place (an enum's payload would
+    /// be copied, its arrays with it, every frame).
+    private var dance: DanceResponse?
+    private var gain: AutomaticGain?
 
     /// Creates an analyzer for audio at `sampleRate` Hz (8 kHz or more).
     ///
@@ -56,8 +55,8 @@ public struct BandAnalyzer: Sendable {
             attack: SIMD4(repeating: follower.attackCoefficient),
             release: SIMD4(repeating: follower.releaseCoefficient))
         switch parameters.response {
-        case .dance: response = .dance(DanceResponse(parameters: parameters))
-        case .level: response = .level(AutomaticGain(parameters: parameters))
+        case .dance: dance = DanceResponse(parameters: parameters)
+        case .level: gain = AutomaticGain(parameters: parameters)
         }
     }
 
@@ -120,24 +119,24 @@ public struct BandAnalyzer: Sendable {
         }
     }
 
-    /// Ends the current frame: the levels of the audio fed since the previous call.
+    /// Ends the current frame: the levels of the audio fed since the previous call (the previous
+    /// frame again when no audio was fed: no time has passed for the response).
     public mutating func nextFrame() -> LevelFrame {
+        guard samplesSinceFrame > 0 else { return lastFrame }
         let elapsed = Double(samplesSinceFrame) / sampleRate
         let peaks = state.peaksSinceFrame
-        let envelopes = [peaks[0], peaks[1], peaks[2]]
+        let envelopes = SIMD3(peaks[0], peaks[1], peaks[2])
         lastEnvelopes = envelopes
-        let levels: [Float]
-        switch response {
-        case .dance(var dance):
-            levels = dance.levels(envelopes: envelopes, elapsed: elapsed)
-            response = .dance(dance)
-        case .level(var gain):
-            levels = gain.levels(envelopes: envelopes, elapsed: elapsed)
-            response = .level(gain)
+        let levels: SIMD3<Float>
+        if dance != nil {
+            levels = dance!.levels(envelopes: envelopes, elapsed: elapsed)
+        } else {
+            levels = gain!.levels(envelopes: envelopes, elapsed: elapsed)
         }
         state.peaksSinceFrame = state.envelopes
         samplesSinceFrame = 0
-        return LevelFrame(unitBass: levels[0], unitMid: levels[1], unitTreble: levels[2])
+        lastFrame = LevelFrame(unitBass: levels[0], unitMid: levels[1], unitTreble: levels[2])
+        return lastFrame
     }
 
     /// Everything the per-sample work touches.

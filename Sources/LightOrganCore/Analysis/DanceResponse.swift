@@ -58,77 +58,99 @@ public struct DanceResponse: Sendable {
     }
 
     /// Takes one envelope per band (linear amplitude, the highest since the previous frame) over
-    /// `elapsed` seconds of audio, and returns the levels, each 0…1.
-    public mutating func levels(envelopes: [Float], elapsed: Double) -> [Float] {
+    /// `elapsed` seconds of audio, and returns the levels, each 0…1. Allocates nothing.
+    public mutating func levels(envelopes: SIMD3<Float>, elapsed: Double) -> SIMD3<Float> {
         let dance = parameters.dance
-        let gate = parameters.noiseGate
-        var levels = [Float](repeating: 0, count: bands.count)
+        let step = BandStatistics.Step(
+            gate: parameters.noiseGate, dance: dance,
+            onsetWeight: 1 - exp(-elapsed / dance.onsetTime), fade: Float(exp(-elapsed / dance.fade)),
+            holdFrames: min(RecentPeaks.capacity, max(1, Int((dance.holdTime / elapsed).rounded()))), elapsed: elapsed)
+        var levels = SIMD3<Float>()
         // The held envelope of each band in this frame, dB; −∞ below the gate.
-        var heldNow = [Double](repeating: -.infinity, count: bands.count)
-        let onsetWeight = 1 - exp(-elapsed / dance.onsetTime)
-        let fade = Float(exp(-elapsed / dance.fade))
-        let holdFrames = min(RecentPeaks.capacity, max(1, Int((dance.holdTime / elapsed).rounded())))
-        for index in bands.indices {
-            let decibels = AutomaticGain.decibels(envelopes[index])
-            var band = bands[index]
-            defer { bands[index] = band }
-            guard decibels >= gate else {
-                band.quietTime += elapsed
-                // Silence is a level too: the next sound rises from the gate, a strong onset.
-                band.smoothed = gate
-                band.recent = RecentPeaks()
-                band.shown = 0
-                if band.quietTime >= dance.forgetAfter { band = BandStatistics() }
-                continue
-            }
-            band.quietTime = 0
-            // Hold: the envelope of a low note ripples at the note's frequency, and a short frame may or
-            // may not catch a peak; the highest of the last ``DanceParameters/holdTime`` does not ripple.
-            let held = band.recent.hold(decibels, frames: holdFrames)
-            // Sharpen: add the rise above the short smoothed envelope (spectral flux of the band).
-            let rise = min(max(0, held - (band.smoothed ?? held)), dance.riseLimit)
-            band.smoothed = (band.smoothed ?? held) + (held - (band.smoothed ?? held)) * onsetWeight
-            let sharpened = held + dance.onsetWeight * rise
-            heldNow[index] = held
-            if band.mean == nil {
-                band.mean = sharpened - dance.darkAt * dance.startDeviation
-                band.loudness = held
-                band.deviation = dance.startDeviation
-                band.learntTime = 0
-            }
-            let mean = band.mean!
-            let deviation = max(band.deviation, dance.minimumDeviation)
-            let z = (sharpened - mean) / deviation
-            // While the statistics have seen less than a time constant, pulses stay moderate: from 60 %
-            // of full at the first frame to full after ``DanceParameters/meanTime``.
-            let settled = min(band.learntTime / dance.meanTime, 1)
-            let level = Float(min(max((z - dance.darkAt) / (dance.fullAt - dance.darkAt), 0), 0.6 + 0.4 * settled))
-            band.shown = max(level, band.shown * fade)
-            levels[index] = band.shown
-            // Learn: an exponential average, or a plain one while it has seen less than a time constant.
-            band.learntTime += elapsed
-            let meanWeight = max(1 - exp(-elapsed / dance.meanTime), elapsed / band.learntTime)
-            let deviationWeight = max(1 - exp(-elapsed / dance.deviationTime), elapsed / band.learntTime)
-            let difference = sharpened - mean
-            band.mean = mean + meanWeight * difference
-            band.loudness! += meanWeight * (held - band.loudness!)
-            band.deviation += deviationWeight * (min(abs(difference), 3 * deviation) - band.deviation)
+        var heldNow = SIMD3<Double>(repeating: -.infinity)
+        for index in 0..<3 {
+            // In place: the band's ring of recent peaks is not copied.
+            (levels[index], heldNow[index]) = bands[index].learn(AutomaticGain.decibels(envelopes[index]), step)
         }
         // A band far below the loudest one is leakage, dark whatever its rhythm: on average more than
         // the cross-band floor below (a kick's tail in mid), or at this moment more than the leakage
         // floor below (the crossover's transient at a hit). Judged by the held envelopes, not the
         // sharpened values: a rise from silence is not loudness.
-        let loudestNow = heldNow.max() ?? -.infinity
-        if let loudest = bands.compactMap(\.loudness).max() {
-            for index in bands.indices
-            where (bands[index].loudness ?? -.infinity) < loudest - parameters.crossBandFloor
-                || heldNow[index] < loudestNow - dance.leakageFloor
-            {
-                levels[index] = 0
-                bands[index].shown = 0
-            }
+        let loudestNow = heldNow.max()
+        var loudest = -Double.infinity
+        for band in bands { if let loudness = band.loudness { loudest = max(loudest, loudness) } }
+        guard loudest > -.infinity else { return levels }
+        for index in 0..<3
+        where (bands[index].loudness ?? -.infinity) < loudest - parameters.crossBandFloor
+            || heldNow[index] < loudestNow - dance.leakageFloor
+        {
+            levels[index] = 0
+            bands[index].shown = 0
         }
         return levels
+    }
+}
+
+extension DanceResponse.BandStatistics {
+    /// What a frame's step needs besides the envelope: the same for every band.
+    struct Step {
+        var gate: Double
+        var dance: DanceParameters
+        /// Weight of this frame in the short smoothed envelope.
+        var onsetWeight: Double
+        /// Factor a brighter lamp keeps of its level in this frame.
+        var fade: Float
+        /// Frames the hold spans.
+        var holdFrames: Int
+        /// Audio time of the frame, seconds.
+        var elapsed: Double
+    }
+
+    /// Learns one frame's envelope (`decibels`, dBFS) and returns the lamp's level (0…1) and the
+    /// held envelope (dB; −∞ below the gate).
+    mutating func learn(_ decibels: Double, _ step: Step) -> (level: Float, held: Double) {
+        let dance = step.dance
+        let elapsed = step.elapsed
+        guard decibels >= step.gate else {
+            quietTime += elapsed
+            // Silence is a level too: the next sound rises from the gate, a strong onset.
+            smoothed = step.gate
+            recent.clear()
+            shown = 0
+            if quietTime >= dance.forgetAfter { self = Self() }
+            return (0, -.infinity)
+        }
+        quietTime = 0
+        // Hold: the envelope of a low note ripples at the note's frequency, and a short frame may or
+        // may not catch a peak; the highest of the last ``DanceParameters/holdTime`` does not ripple.
+        let held = recent.hold(decibels, frames: step.holdFrames)
+        // Sharpen: add the rise above the short smoothed envelope (spectral flux of the band).
+        let rise = min(max(0, held - (smoothed ?? held)), dance.riseLimit)
+        smoothed = (smoothed ?? held) + (held - (smoothed ?? held)) * step.onsetWeight
+        let sharpened = held + dance.onsetWeight * rise
+        if mean == nil {
+            mean = sharpened - dance.darkAt * dance.startDeviation
+            loudness = held
+            deviation = dance.startDeviation
+            learntTime = 0
+        }
+        let mean = self.mean!
+        let deviation = max(self.deviation, dance.minimumDeviation)
+        let z = (sharpened - mean) / deviation
+        // While the statistics have seen less than a time constant, pulses stay moderate: from 60 %
+        // of full at the first frame to full after ``DanceParameters/meanTime``.
+        let settled = min(learntTime / dance.meanTime, 1)
+        let level = Float(min(max((z - dance.darkAt) / (dance.fullAt - dance.darkAt), 0), 0.6 + 0.4 * settled))
+        shown = max(level, shown * step.fade)
+        // Learn: an exponential average, or a plain one while it has seen less than a time constant.
+        learntTime += elapsed
+        let meanWeight = max(1 - exp(-elapsed / dance.meanTime), elapsed / learntTime)
+        let deviationWeight = max(1 - exp(-elapsed / dance.deviationTime), elapsed / learntTime)
+        let difference = sharpened - mean
+        self.mean = mean + meanWeight * difference
+        loudness! += meanWeight * (held - loudness!)
+        self.deviation += deviationWeight * (min(abs(difference), 3 * deviation) - self.deviation)
+        return (shown, held)
     }
 }
 
@@ -148,6 +170,11 @@ struct RecentPeaks: Sendable {
         }
         next = (next + 1) % Self.capacity
         return highest
+    }
+
+    /// Forgets every value, in place.
+    mutating func clear() {
+        for index in values.indices { values[index] = -.infinity }
     }
 }
 

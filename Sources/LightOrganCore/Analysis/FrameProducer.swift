@@ -24,7 +24,7 @@ public struct FrameProducer: Sendable {
 
     /// Audio time of the last sample analysed, seconds from the start of the source.
     /// The band envelopes behind the last frame (see ``BandAnalyzer/lastEnvelopes``).
-    public var lastEnvelopes: [Float] { analyzer.lastEnvelopes }
+    public var lastEnvelopes: SIMD3<Float> { analyzer.lastEnvelopes }
     public var audioTime: Double { Double(consumedFrames) / source.format.sampleRate }
 
     /// The frame for the audio up to `audioTime` seconds, or nil once the source has ended (a
@@ -41,12 +41,11 @@ public struct FrameProducer: Sendable {
             if skipped == 0 { break }
         }
         if due > 0 {
-            let samples = try source.read(frames: due)
-            if samples.count < due * format.channels { isFinished = true }
+            let read = try source.read(frames: due, into: &analyzer)
+            if read < due { isFinished = true }
             // A frame holds at least one new sample: at the end of the source, no empty frame.
-            guard !samples.isEmpty else { return nil }
-            consumedFrames += samples.count / format.channels
-            analyzer.process(interleaved: samples, channels: format.channels)
+            guard read > 0 else { return nil }
+            consumedFrames += read
         }
         return analyzer.nextFrame()
     }

@@ -32,10 +32,21 @@ public protocol AudioSource: Sendable {
     /// A stored source returns fewer only at its end; a live source may return fewer whenever
     /// fewer have arrived. An empty array means the source has ended.
     mutating func read(frames: Int) throws -> [Float]
+
+    /// Reads up to `frames` sample frames (as ``read(frames:)``) straight into `analyzer`; returns
+    /// how many it read, 0 at the end. The default goes through ``read(frames:)``; a source whose
+    /// samples are 16-bit in memory hands them over as they are, converting and allocating nothing.
+    mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int
 }
 
 extension AudioSource {
     public var isLive: Bool { false }
+
+    public mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
+        let samples = try read(frames: frames)
+        analyzer.process(interleaved: samples, channels: format.channels)
+        return samples.count / format.channels
+    }
 }
 
 /// A live source that can lose audio when it is not read in time (an ALSA overrun).

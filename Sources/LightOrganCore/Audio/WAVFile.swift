@@ -144,6 +144,32 @@ public struct WAVFile: AudioSource {
         }
     }
 
+    /// 16-bit samples go to the analyzer straight from the mapped file (on a little-endian machine,
+    /// when the data is 2-byte aligned, as every WAV writer makes it); others are converted.
+    public mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
+        #if _endian(little)
+        if encoding == .int16 {
+            let count = max(0, min(frames, frameCount - position))
+            let start = dataOffset + position * format.channels * 2
+            let channels = format.channels
+            let direct = data.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress, Int(bitPattern: base + start) % 2 == 0 else { return false }
+                let samples = UnsafeBufferPointer(
+                    start: (base + start).assumingMemoryBound(to: Int16.self), count: count * channels)
+                analyzer.process(int16Interleaved: samples, channels: channels)
+                return true
+            }
+            if direct {
+                position += count
+                return count
+            }
+        }
+        #endif
+        let samples = read(frames: frames)
+        analyzer.process(interleaved: samples, channels: format.channels)
+        return samples.count / format.channels
+    }
+
     private static func uint16(_ bytes: Data, _ offset: Int) -> UInt16 {
         bytes.withUnsafeBytes { uint16($0, offset) }
     }

@@ -55,7 +55,7 @@ public struct LevelPlot: Sendable {
 
     /// Adds one analysed frame at audio time `time` seconds, with the band envelopes it was made
     /// from (linear amplitude, bass, mid, treble) when known.
-    public mutating func addFrame(_ frame: LevelFrame, at time: Double, envelopes: [Float]? = nil) {
+    public mutating func addFrame(_ frame: LevelFrame, at time: Double, envelopes: SIMD3<Float>? = nil) {
         let column = min(max(Int(x(time) - left), 0), Int(right - left))
         if let envelopes {
             for index in 0..<3 {
