@@ -45,9 +45,8 @@ public final class RawPCMInput: AudioSource, @unchecked Sendable {
             return whole / (2 * channels)
         }
         #endif
-        let samples = try read(frames: frames)
-        analyzer.process(interleaved: samples, channels: format.channels)
-        return samples.count / format.channels
+        var source = self  // the same object: `readConverting` is a protocol's mutating method
+        return try source.readConverting(frames: frames, into: &analyzer)
     }
 
     /// Reads until the buffer holds at least one whole sample frame (a short read is fine: pipes

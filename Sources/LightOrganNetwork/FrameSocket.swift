@@ -22,7 +22,6 @@ public final class FrameSocket: Sendable {
     /// The receiver's numeric address and port, for logs (`192.168.1.20:8181`).
     public let remoteDescription: String
     private let state: Mutex<State>
-    private let counters = Counters()
 
     private struct State {
         /// The descriptor; -1 once closed.
@@ -33,11 +32,9 @@ public final class FrameSocket: Sendable {
         /// Why it closed, once it has.
         var closedBecause: String?
         var waiters: [CheckedContinuation<String, Never>] = []
-    }
-
-    private final class Counters: Sendable {
-        let sent = Atomic<Int>(0)
-        let dropped = Atomic<Int>(0)
+        /// Frames handed to the kernel, and frames dropped.
+        var sent = 0
+        var dropped = 0
     }
 
     private init(descriptor: CInt, remoteDescription: String) {
@@ -146,8 +143,8 @@ public final class FrameSocket: Sendable {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
             switch Self.write(frame, to: &state) {
-            case .sent: counters.sent.add(1, ordering: .relaxed)
-            case .dropped: counters.dropped.add(1, ordering: .relaxed)
+            case .sent: state.sent += 1
+            case .dropped: state.dropped += 1
             case .failed(let code): Self.close(&state, because: Self.lostReason(code))
             }
         }
@@ -232,9 +229,9 @@ public final class FrameSocket: Sendable {
     public var isOpen: Bool { state.withLock { $0.descriptor >= 0 } }
 
     /// Frames handed to the kernel so far.
-    public var sent: Int { counters.sent.load(ordering: .relaxed) }
+    public var sent: Int { state.withLock { $0.sent } }
     /// Frames dropped because the one before had not left the machine yet (the network stalled).
-    public var dropped: Int { counters.dropped.load(ordering: .relaxed) }
+    public var dropped: Int { state.withLock { $0.dropped } }
 
     /// An integer socket option of the connection (tests check the tuning); nil once closed.
     func option(level: CInt, name: CInt) -> CInt? {

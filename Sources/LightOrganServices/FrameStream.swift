@@ -53,24 +53,21 @@ public enum FrameStream {
         if case .milliseconds(let value) = delay, value > 0 {
             logger.info("lights delayed \(sync.delayMilliseconds) ms (sender.delay)")
         }
-        let gate = Gate(delivery)
         if source.isLive {
-            spawn(named: "lightorgan capture") {
+            return spawn(named: "lightorgan capture", into: delivery) { gate in
                 capture(
                     source, framesPerSecond: framesPerSecond, parameters: parameters, sync: sync, logger: logger,
                     into: gate)
             }
-            return { gate.finish(nil) }
         }
         // Stored: no output to follow, so the delay stays as set.
-        spawn(named: "lightorgan pacer") {
+        return spawn(named: "lightorgan pacer", into: delivery) { gate in
             var producer = FrameProducer(source: source, parameters: parameters)
             var storedSync = sync
             pace(framesPerSecond: framesPerSecond, into: gate) { seconds in
                 try producer.frame(upTo: seconds).map { storedSync.pass($0) }
             }
         }
-        return { gate.finish(nil) }
     }
 
     /// The ``CounterPattern`` at `framesPerSecond` on a fixed grid: frame n is made at tick n, and
@@ -78,8 +75,7 @@ public enum FrameStream {
     public static func counting(
         framesPerSecond: Int, made: @escaping @Sendable (Int) -> Void, into delivery: Delivery
     ) -> @Sendable () -> Void {
-        let gate = Gate(delivery)
-        spawn(named: "lightorgan pacer") {
+        spawn(named: "lightorgan pacer", into: delivery) { gate in
             var counter = 0
             pace(framesPerSecond: framesPerSecond, into: gate) { _ in
                 counter += 1
@@ -87,14 +83,26 @@ public enum FrameStream {
                 return CounterPattern.frame(counter)
             }
         }
-        return { gate.finish(nil) }
     }
 
-    private static func spawn(named name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
+    /// Runs `body` on a thread of its own, making frames into a ``Gate`` to `delivery`; returns the
+    /// function that stops it.
+    private static func spawn(
+        named name: String, into delivery: Delivery, _ body: @escaping @Sendable (Gate) -> Void
+    ) -> @Sendable () -> Void {
+        let gate = Gate(delivery)
+        let thread = Thread { body(gate) }
         thread.name = name
         thread.qualityOfService = .userInteractive
         thread.start()
+        return { gate.finish(nil) }
+    }
+
+    /// The monotonic clock (`CLOCK_MONOTONIC`, the one `clock_nanosleep` sleeps on), nanoseconds.
+    private static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// Stored source or pattern: frame n is made and delivered at start + n periods, one
@@ -102,20 +110,16 @@ public enum FrameStream {
     /// missed are skipped); `make` gets the seconds since the start and returns nil at the end.
     private static func pace(framesPerSecond: Int, into gate: Gate, make: (Double) throws -> LevelFrame?) {
         let period = 1_000_000_000 / Int64(framesPerSecond)
-        var origin = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &origin)
-        let originNanoseconds = Int64(origin.tv_sec) * 1_000_000_000 + Int64(origin.tv_nsec)
+        let origin = monotonicNanoseconds()
         var tick: Int64 = 0
         do {
             while !gate.isStopped {
                 tick += 1
-                let due = originNanoseconds + period * tick
+                let due = origin + period * tick
                 var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
                 // The audio due by now (more than a period's worth when the wake-up came late).
-                var now = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &now)
-                let elapsed = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - originNanoseconds
+                let elapsed = monotonicNanoseconds() - origin
                 guard let frame = try make(Double(elapsed) / 1e9) else { break }
                 gate.offer(frame)
                 // Woken more than a period late (a busy machine): the frame just made holds all the

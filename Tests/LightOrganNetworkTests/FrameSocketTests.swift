@@ -5,10 +5,12 @@ import LightOrganCore
 @testable import LightOrganNetwork
 import Testing
 
-/// A plain listening socket on 127.0.0.1 whose accepted connection the test reads (or not) itself.
+/// A plain listening socket on 127.0.0.1 whose accepted connections the test reads (or not) itself;
+/// it closes them when it goes.
 private final class PlainListener {
     private(set) var descriptor: CInt
     let port: Int
+    private var accepted: [CInt] = []
 
     /// `receiveBuffer`: SO_RCVBUF of the accepted connection (small: its window closes soon).
     init(receiveBuffer: CInt? = nil) throws {
@@ -33,7 +35,27 @@ private final class PlainListener {
 
     struct ListenFailed: Error {}
 
-    func accept() -> CInt { Glibc.accept(descriptor, nil, nil) }
+    func accept() -> CInt {
+        let connection = Glibc.accept(descriptor, nil, nil)
+        accepted.append(connection)
+        return connection
+    }
+
+    /// A ``FrameSocket`` connected to a new listener (to `host`, which must reach 127.0.0.1), and
+    /// the listener's end of the connection.
+    static func connected(receiveBuffer: CInt? = nil, host: String = "127.0.0.1") throws -> (
+        listener: PlainListener, socket: FrameSocket, connection: CInt
+    ) {
+        let listener = try PlainListener(receiveBuffer: receiveBuffer)
+        let socket = try FrameSocket.connect(host: host, port: listener.port)
+        return (listener, socket, listener.accept())
+    }
+
+    /// Closes the accepted connections, as a receiver that goes away.
+    func dropConnections() {
+        for connection in accepted { close(connection) }
+        accepted = []
+    }
 
     /// Everything the connection holds now, without waiting.
     static func drain(_ connection: CInt) -> [UInt8] {
@@ -48,6 +70,7 @@ private final class PlainListener {
 
     /// Stops listening: connecting to the port is refused from now on.
     func stop() {
+        dropConnections()
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
     }
@@ -59,10 +82,7 @@ private final class PlainListener {
 struct FrameSocketTests {
     @Test("with the way clear, every frame goes out at once, whole")
     func clearWay() throws {
-        let listener = try PlainListener()
-        let socket = try FrameSocket.connect(host: "127.0.0.1", port: listener.port)
-        let connection = listener.accept()
-        defer { close(connection) }
+        let (listener, socket, connection) = try PlainListener.connected()
         for value in UInt8(1)...5 { socket.send(LevelFrame(bass: value, mid: 0, treble: value)) }
         usleep(50_000)
         #expect(PlainListener.drain(connection) == [1, 0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5, 0, 5])
@@ -73,10 +93,8 @@ struct FrameSocketTests {
 
     @Test("behind a receiver that stops reading, at most one frame waits unsent, newer ones are dropped and counted, and the stream never splits a frame")
     func newestWinsWhenStalled() throws {
-        let listener = try PlainListener(receiveBuffer: 4096)
-        let socket = try FrameSocket.connect(host: "127.0.0.1", port: listener.port)
-        let connection = listener.accept()
-        defer { close(connection) }
+        let (listener, socket, connection) = try PlainListener.connected(receiveBuffer: 4096)
+        defer { listener.stop() }
         for index in 0..<20_000 { socket.send(LevelFrame(bass: UInt8(index % 251), mid: 7, treble: 9)) }
         let unsent = socket.unsentBytes ?? -1
         #expect(socket.dropped > 15_000, "the window closed and frames were dropped, not queued: \(socket.dropped)")
@@ -94,9 +112,8 @@ struct FrameSocketTests {
 
     @Test("a receiver that closes is noticed at the next frames; closed() says so")
     func receiverCloses() async throws {
-        let listener = try PlainListener()
-        let socket = try FrameSocket.connect(host: "127.0.0.1", port: listener.port)
-        close(listener.accept())
+        let (listener, socket, _) = try PlainListener.connected()
+        listener.dropConnections()
         for _ in 0..<3 where socket.isOpen {
             socket.send(.off)
             usleep(20_000)
@@ -107,10 +124,8 @@ struct FrameSocketTests {
 
     @Test("finish sends the last frame after the others, then closes")
     func finish() throws {
-        let listener = try PlainListener()
-        let socket = try FrameSocket.connect(host: "127.0.0.1", port: listener.port)
-        let connection = listener.accept()
-        defer { close(connection) }
+        let (listener, socket, connection) = try PlainListener.connected()
+        defer { listener.stop() }
         socket.send(LevelFrame(bass: 255, mid: 255, treble: 255))
         socket.finish(with: .off)
         #expect(!socket.isOpen)
@@ -120,10 +135,8 @@ struct FrameSocketTests {
 
     @Test("the connection has keepalive (2 s, 1 s, 3 probes), a 5 s user timeout, TCP_NODELAY and TCP_NOTSENT_LOWAT 1")
     func tuning() throws {
-        let listener = try PlainListener()
-        let socket = try FrameSocket.connect(host: "localhost", port: listener.port)
-        let connection = listener.accept()
-        defer { close(connection) }
+        let (listener, socket, _) = try PlainListener.connected(host: "localhost")
+        defer { listener.stop() }
         func tcp(_ name: CInt) -> CInt? { socket.option(level: CInt(IPPROTO_TCP), name: name) }
         #expect(socket.option(level: SOL_SOCKET, name: SO_KEEPALIVE) == 1)
         #expect(tcp(TCP_KEEPIDLE) == 2)

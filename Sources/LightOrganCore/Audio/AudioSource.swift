@@ -43,6 +43,12 @@ extension AudioSource {
     public var isLive: Bool { false }
 
     public mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
+        try readConverting(frames: frames, into: &analyzer)
+    }
+
+    /// ``read(frames:into:)`` through ``read(frames:)``: the samples as `Float`, then analysed. The
+    /// default, and what a source with a direct path falls back to for its other formats.
+    public mutating func readConverting(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
         let samples = try read(frames: frames)
         analyzer.process(interleaved: samples, channels: format.channels)
         return samples.count / format.channels

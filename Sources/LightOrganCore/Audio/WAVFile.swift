@@ -165,9 +165,7 @@ public struct WAVFile: AudioSource {
             }
         }
         #endif
-        let samples = read(frames: frames)
-        analyzer.process(interleaved: samples, channels: format.channels)
-        return samples.count / format.channels
+        return try readConverting(frames: frames, into: &analyzer)
     }
 
     private static func uint16(_ bytes: Data, _ offset: Int) -> UInt16 {
