@@ -22,9 +22,11 @@ import Synchronization
 ///   faster than real time (`ffmpeg` without `-re`) is held back to real time: reading waits while
 ///   the audio is more than 50 ms ahead of the clock, which a real device never is.
 ///
-/// Every frame passes a ``SpeakerSync`` (`sender.delay`), which holds it back a whole number of
-/// frame periods so the lamps change when the sound leaves the speaker; with `auto` it follows the
-/// latency of the output a monitor source reports, logging each change once.
+/// A delay (`sender.delay`, ``SpeakerSync``) holds frames back so the lamps change when the sound
+/// leaves the speaker; with `auto` it follows the latency of the output a monitor source reports,
+/// logging each change once. A stored source's frames pass a ``FrameDelayLine`` (a whole number of
+/// periods on its clock); a live source's go to a ``SpeakerPacer``, which sends each the delay after
+/// its audio was made, however the device chunked it.
 public enum FrameStream {
     /// Where the frames go.
     public struct Delivery: Sendable {
@@ -99,7 +101,7 @@ public enum FrameStream {
     }
 
     /// The monotonic clock (`CLOCK_MONOTONIC`, the one `clock_nanosleep` sleeps on), nanoseconds.
-    private static func monotonicNanoseconds() -> Int64 {
+    static func monotonicNanoseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
@@ -149,14 +151,21 @@ public enum FrameStream {
         var start: ContinuousClock.Instant?
         var overrunsLogged = 0
         let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
+        // A delay (a number, or `auto` with an output to follow) sends each frame at its time.
+        let delays = output == nil ? sync.delayMilliseconds > 0 : sync.setting != .milliseconds(0)
+        let pacer =
+            delays ? SpeakerPacer(sampleRate: format.sampleRate, framesPerSecond: framesPerSecond, into: gate) : nil
+        pacer?.start()
         do {
             while !gate.isStopped {
                 // Up to the end of the frame period (at least 32 sample frames).
                 let count = try source.read(frames: max(32, nextFrameAt - consumed), into: &analyzer)
                 if count == 0 { break }
+                let arrived = monotonicNanoseconds()
                 let began = start ?? clock.now
                 start = began
                 consumed += count
+                pacer?.observe(samples: consumed, at: arrived)
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
                 if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {
@@ -165,24 +174,32 @@ public enum FrameStream {
                 }
                 if consumed >= nextFrameAt {
                     if let output, let change = sync.follow(output.outputLatency) { logger.info("\(change)") }
-                    gate.offer(sync.pass(analyzer.nextFrame()))
+                    let frame = analyzer.nextFrame()
+                    if let pacer {
+                        pacer.add(
+                            frame, endingAtSample: consumed, delayNanoseconds: Int64(sync.delayMilliseconds) * 1_000_000,
+                            now: arrived)
+                    } else {
+                        gate.offer(frame)
+                    }
                     while nextFrameAt <= consumed {
                         frameIndex += 1
                         nextFrameAt = Int(Double(frameIndex) * format.sampleRate / Double(framesPerSecond))
                     }
                 }
             }
-            gate.finish(nil)
+            if let pacer { pacer.drainAndFinish() } else { gate.finish(nil) }
         } catch {
             gate.finish(error)
         }
+        pacer?.wake()
     }
 }
 
 /// The door between the thread making frames and the ``FrameStream/Delivery``: frames pass until
 /// it is finished, `finished` is delivered once, and no frame follows it (a frame being delivered
 /// when `stop` comes completes first, so the all-off frame sent after `finished` is the last).
-private final class Gate: Sendable {
+final class Gate: Sendable {
     private let delivery: FrameStream.Delivery
     private let stopped = Mutex(false)
 

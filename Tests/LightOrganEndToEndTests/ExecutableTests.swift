@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -144,6 +147,36 @@ struct ExecutableTests {
         #expect(frames.count >= 150)
         #expect(frames.dropFirst(60).dropLast(2).allSatisfy { $0[0] >= 200 && $0[1] <= 10 && $0[2] <= 10 })
         #expect(frames.last == [0, 0, 0])
+    }
+
+    @Test("sender.delay holds live audio back from its first frame and, at the end of the audio, sends what it held")
+    func delayedStdin() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("delay-\(UUID()).raw").path
+        try stereoTone(frequency: 60, seconds: 1, rate: 44_100).write(to: URL(fileURLWithPath: path))
+        let port = Int.random(in: 30_001...40_000)
+        async let receiver = Self.run(
+            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: 3.5)
+        try await Task.sleep(for: .milliseconds(400))
+        // The receiver stamps its lines with CLOCK_MONOTONIC seconds: compare on that clock.
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let started = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        let sender = try await Self.run(
+            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
+             "--port", "\(port)", "--delay", "300"], environment: steadyLamps, stdin: path)
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let took = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - started
+        let received = try await receiver
+        #expect(sender.status == 0, "\(sender.stderr)")
+        let lines = received.stdout.split(separator: "\n").map { $0.split(separator: " ") }
+        let first = try #require(lines.first.flatMap { Double($0[0]) })
+        #expect(first - started >= 0.3 && first - started < 3, "nothing shown before the delay: first frame \(first - started) s after the start")
+        // One frame per 10 ms of audio (a few may be skipped while the audio clock settles), the last
+        // 300 ms of them sent after the audio ended, then all-off.
+        #expect(took >= 1.2, "the sender sent the frames it held after the audio ended: it took \(took) s")
+        #expect(lines.count >= 90, "\(lines.count) frames for 1 s of audio")
+        #expect(lines.dropLast().suffix(20).allSatisfy { Int($0[1]) ?? 0 >= 150 }, "the held frames of the tone's end were sent")
+        #expect(lines.last?.dropFirst().compactMap { Int($0) } == [0, 0, 0])
     }
 
     @Test("a bad setting stops the command with status 2 and one line naming file, key, value and range")

@@ -3,7 +3,8 @@
 /// with `auto`, the monitored output's latency.
 ///
 /// Each frame in brings one frame out (see ``FrameDelayLine``): the delay never makes frames pile
-/// up. With `auto` a new latency reading is taken up when it names another output or differs by
+/// up. A live source uses only the delay it computes (``delayMilliseconds``), timing each frame by
+/// its audio (``FrameTimeline``). With `auto` a new latency reading is taken up when it names another output or differs by
 /// at least ``hysteresisMicroseconds`` from the one in use, so the jitter of a sink's buffer
 /// does not move the lights back and forth.
 public struct SpeakerSync: Sendable {

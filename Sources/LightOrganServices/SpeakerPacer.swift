@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import LightOrganCore
+
+/// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
+/// (`sender.delay`): the capture thread adds each frame as it is made and goes back to reading;
+/// this thread sleeps until the oldest waiting frame is due (`clock_nanosleep`, absolute) and
+/// sends it: one wake-up per frame, at the pace the audio was made, however it was handed over.
+///
+/// While the delay is 0 the capture thread sends each frame itself as it adds it (it is due at
+/// once) and this thread stays asleep. Frames are offered to the ``Gate`` with the timeline locked,
+/// so the two threads never reorder them.
+final class SpeakerPacer: @unchecked Sendable {
+    // @unchecked Sendable: `timeline`, `isWaiting` and `isDraining` are only touched with
+    // `condition` locked.
+    private let condition = NSCondition()
+    private var timeline: FrameTimeline
+    /// The pacer thread waits for a frame to be added.
+    private var isWaiting = false
+    /// The audio ended: send what waits, then finish the gate.
+    private var isDraining = false
+    private let gate: Gate
+
+    /// A pacer for a source of `sampleRate` samples per second at `framesPerSecond`, sending into `gate`.
+    init(sampleRate: Double, framesPerSecond: Int, into gate: Gate) {
+        timeline = FrameTimeline(sampleRate: sampleRate, framesPerSecond: framesPerSecond)
+        self.gate = gate
+    }
+
+    /// Starts the pacer thread.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "lightorgan pacer"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.
+    func observe(samples: Int, at nanoseconds: Int64) {
+        condition.withLock { timeline.observe(samples: samples, at: nanoseconds) }
+    }
+
+    /// Capture thread: `frame` was made from the audio up to sample `endSample`; it is due
+    /// `delayNanoseconds` after that sample was made.
+    func add(_ frame: LevelFrame, endingAtSample endSample: Int, delayNanoseconds: Int64, now: Int64) {
+        condition.withLock {
+            timeline.delayNanoseconds = delayNanoseconds
+            timeline.add(frame, endingAtSample: endSample)
+            if delayNanoseconds == 0 {
+                if let due = timeline.takeDue(now: now) { gate.offer(due) }
+            } else if isWaiting {
+                condition.signal()
+            }
+        }
+    }
+
+    /// Capture thread, at the end of the audio: the frames still waiting are sent at their time,
+    /// then the gate is finished (unless it was stopped first).
+    func drainAndFinish() {
+        condition.withLock {
+            isDraining = true
+            condition.signal()
+        }
+    }
+
+    /// Wakes the pacer thread to see that the gate was finished (after a failure or `stop`): it
+    /// ends without sending what waits.
+    func wake() {
+        condition.withLock { condition.signal() }
+    }
+
+    private func run() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !gate.isStopped {
+            guard let due = timeline.nextDue else {
+                if isDraining { break }
+                isWaiting = true
+                condition.wait()
+                isWaiting = false
+                continue
+            }
+            condition.unlock()
+            var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+            condition.lock()
+            if let frame = timeline.takeDue(now: FrameStream.monotonicNanoseconds()) { gate.offer(frame) }
+        }
+        if isDraining { gate.finish(nil) }
+    }
+}

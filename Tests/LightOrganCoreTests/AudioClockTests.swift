@@ -1,0 +1,78 @@
+import LightOrganCore
+import Testing
+
+@Suite("Frames of a live source at the pace its audio was made")
+struct AudioClockTests {
+    static let rate = 48_000.0
+    static let millisecond: Int64 = 1_000_000
+
+    /// Feeds `clock` a source made from `start` (ns) that hands over `block` samples at once, each
+    /// block `lateness(k)` ns after its last sample was made, read in 480-sample pieces 20 µs apart.
+    static func feed(
+        _ clock: inout AudioClock, blocks: Range<Int>, block: Int = 1_920, start: Int64 = 5_000 * millisecond,
+        lateness: (Int) -> Int64 = { _ in 0 }
+    ) {
+        for k in blocks {
+            let end = (k + 1) * block
+            let arrival = start + Int64(Double(end) * 1e9 / rate) + lateness(k)
+            for piece in 1...(block / 480) {
+                clock.observe(samples: k * block + piece * 480, at: arrival + Int64(piece) * 20_000)
+            }
+        }
+    }
+
+    @Test("audio handed over in 40 ms blocks is timed by the end of each block, not by when each piece is read")
+    func blocks() throws {
+        var clock = AudioClock(sampleRate: Self.rate)
+        #expect(clock.origin == nil)
+        Self.feed(&clock, blocks: 0..<50)
+        let origin = try #require(clock.origin)
+        // The last piece of a block is read 80 µs after the block arrives.
+        #expect(abs(origin - 5_000 * Self.millisecond) <= Self.millisecond / 10)
+        // Sample 480 of block 10 was made 30 ms before its block arrived.
+        let made = try #require(clock.nanoseconds(atSample: 10 * 1_920 + 480))
+        #expect(abs(made - (5_000 + 410) * Self.millisecond) <= Self.millisecond / 10)
+    }
+
+    @Test("one block handed over early or late does not move the clock; a gap in the audio is taken up within the window")
+    func outliersAndGaps() throws {
+        var clock = AudioClock(sampleRate: Self.rate)
+        Self.feed(&clock, blocks: 0..<100, lateness: { k in k == 60 ? -8 * Self.millisecond : (k == 70 ? 30 * Self.millisecond : 0) })
+        #expect(abs(try #require(clock.origin) - 5_000 * Self.millisecond) <= Self.millisecond / 10)
+        // 300 ms of audio lost (an overrun): from block 100 on, every block comes 300 ms later than its count says.
+        Self.feed(&clock, blocks: 100..<200, lateness: { _ in 300 * Self.millisecond })
+        #expect(abs(try #require(clock.origin) - 5_300 * Self.millisecond) <= Self.millisecond / 10)
+    }
+
+    @Test("frames are due their delay after their audio was made, one at a time, though they came in a block")
+    func timeline() throws {
+        var timeline = FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100)
+        timeline.delayNanoseconds = 100 * Self.millisecond
+        // A 40 ms block (4 frames) made by 5040 ms arrives at once.
+        let arrival = 5_040 * Self.millisecond
+        timeline.observe(samples: 1_920, at: arrival)
+        for n in 1...4 { timeline.add(LevelFrame(bass: UInt8(n), mid: 0, treble: 0), endingAtSample: n * 480) }
+        #expect(timeline.waiting == 4)
+        #expect(timeline.nextDue == 5_110 * Self.millisecond, "frame 1 ends at 10 ms of audio")
+        #expect(timeline.takeDue(now: 5_109 * Self.millisecond) == nil)
+        #expect(timeline.takeDue(now: 5_110 * Self.millisecond)?.bass == 1)
+        #expect(timeline.nextDue == 5_120 * Self.millisecond)
+        // Woken late: what is due comes as one frame, the newest.
+        #expect(timeline.takeDue(now: 5_135 * Self.millisecond)?.bass == 3)
+        #expect(timeline.waiting == 1)
+        // No delay: due as soon as it is in.
+        timeline.delayNanoseconds = 0
+        #expect(timeline.takeDue(now: arrival)?.bass == 4)
+        #expect(timeline.nextDue == nil)
+    }
+
+    @Test("a timeline holds at most its capacity, dropping the oldest")
+    func capacity() {
+        var timeline = FrameTimeline(sampleRate: Self.rate, capacity: 3)
+        timeline.observe(samples: 0, at: 0)
+        for n in 1...5 { timeline.add(LevelFrame(bass: UInt8(n), mid: 0, treble: 0), endingAtSample: n * 480) }
+        #expect(timeline.waiting == 3)
+        #expect(timeline.nextDue == 30 * Self.millisecond, "frames 1 and 2 were dropped")
+        #expect(FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100).capacity == 300, "2 s of delay and a second more")
+    }
+}
