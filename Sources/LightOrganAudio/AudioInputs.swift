@@ -16,9 +16,9 @@ public enum AudioInputs {
                 descriptor: 0, sampleRate: settings.rawRate, channels: settings.rawChannels,
                 sampleFormat: settings.rawFormat)
         case .auto:
-            return try MonitorInput(purpose: "auto")
+            return try MonitorInput(purpose: "auto", delay: settings.delay)
         case .monitor:
-            return try MonitorInput(purpose: "monitor")
+            return try MonitorInput(purpose: "monitor", delay: settings.delay)
         case .alsa(let name):
             return try ALSACapture(name: name)
         }

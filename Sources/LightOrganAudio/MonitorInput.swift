@@ -5,8 +5,11 @@ import Synchronization
 /// What the laptop itself is playing: the monitor source of the default output (sink) of the
 /// running PipeWire or PulseAudio server (`input: auto` or `monitor`).
 ///
-/// Records `<default sink>.monitor` with `parec` (raw s16le, 48 kHz stereo, a 10 ms buffer given
-/// both as time and in bytes) and reads its output like standard input. A ``SoundServerWatch``
+/// Records `<default sink>.monitor` with `parec` (raw s16le, 48 kHz stereo, blocks of 10–40 ms as
+/// the delay allows, ``LightDelay/monitorBlockMilliseconds(latency:)``, given both as time and in
+/// bytes) and reads its output like standard input. With `sender.delay: auto` a recorder starts
+/// with 40 ms blocks and is replaced by one with 10 ms blocks when the output's latency leaves too
+/// little delay to cover them. A ``SoundServerWatch``
 /// follows the server: when the user switches the output (speakers → headphones) a recorder on
 /// the new sink's monitor is started and the old one stopped, so capture moves without a restart;
 /// after each change the sink's output latency is measured again (``outputLatency``), so the
@@ -18,6 +21,7 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     public var isLive: Bool { true }
     private let sampleRate: Int
     private let purpose: String
+    private let delay: LightDelay
     private let state: Mutex<State>
     private var watch: SoundServerWatch?
 
@@ -32,6 +36,8 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     /// One `parec` recording one sink's monitor.
     private struct Recording {
         let sink: String
+        /// The blocks it asked for, milliseconds.
+        let blockMilliseconds: Int
         let process: Process
         let output: Pipe
         let reader: RawPCMInput
@@ -41,16 +47,21 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
 
     /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo, and watching the server.
     ///
-    /// - Parameter purpose: the setting that chose this input (`auto` or `monitor`), for messages.
-    public init(purpose: String = "monitor", sampleRate: Int = 48_000) throws {
+    /// - Parameters:
+    ///   - purpose: the setting that chose this input (`auto` or `monitor`), for messages.
+    ///   - delay: `sender.delay`, which decides how long the recorder's blocks may be.
+    public init(purpose: String = "monitor", sampleRate: Int = 48_000, delay: LightDelay = .milliseconds(0)) throws {
         self.sampleRate = sampleRate
         self.purpose = purpose
+        self.delay = delay
         format = AudioFormat(sampleRate: Double(sampleRate), channels: 2)
         let sink = try SoundServer.defaultSink(for: purpose)
-        state = Mutex(State(current: try Self.record(sink, sampleRate: sampleRate, purpose: purpose)))
+        let recording = try Self.record(
+            sink, blockMilliseconds: delay.monitorBlockMilliseconds(latency: nil), sampleRate: sampleRate, purpose: purpose)
+        state = Mutex(State(current: recording))
         watch = try? SoundServer.watch { [weak self] in self?.serverChanged() }
-        // The first latency reading waits for the recorder: a monitor being recorded with a
-        // 10 ms buffer makes the sink shorten its own buffer to match.
+        // The first latency reading waits for the recorder: a monitor being recorded with short
+        // blocks makes the sink shorten its own buffer to match.
         let measuring = Thread { [weak self] in
             Thread.sleep(forTimeInterval: 0.2)
             self?.measureLatency(of: sink)
@@ -58,13 +69,17 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
         measuring.start()
     }
 
-    deinit {
+    deinit { close() }
+
+    /// Stops following the server and ends the recorders (the process may exit before this object
+    /// is released: the sender closes its source when it stops).
+    public func close() {
         watch?.stop()
         let recordings = state.withLock { state -> [Recording] in
             state.isClosed = true
             return [state.current] + (state.next.map { [$0] } ?? [])
         }
-        for recording in recordings where recording.process.isRunning { recording.process.terminate() }
+        for recording in recordings { SoundServer.end(recording.process) }
     }
 
     public func read(frames: Int) throws -> [Float] {
@@ -103,31 +118,48 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     private func serverChanged() {
         guard let sink = try? SoundServer.defaultSink(for: purpose) else { return }
         let current = state.withLock { $0.next?.sink ?? $0.current.sink }
-        if sink != current, let recording = try? Self.record(sink, sampleRate: sampleRate, purpose: purpose) {
-            let stale = state.withLock { state -> [Recording] in
-                guard !state.isClosed else { return [recording] }
-                // Replace a recording not yet taken up; end the current one, which makes `read` move on.
-                let stale = [state.next, state.current].compactMap { $0 }
-                state.next = recording
-                return stale
-            }
-            for old in stale where old.process.isRunning { old.process.terminate() }
+        if sink != current, replaceRecording(on: sink, blockMilliseconds: delay.monitorBlockMilliseconds(latency: nil)) {
             Thread.sleep(forTimeInterval: 0.2)
         }
         measureLatency(of: sink)
     }
 
-    private func measureLatency(of sink: String) {
-        guard let latency = SoundServer.latency(ofSink: sink) else { return }
-        state.withLock { $0.latency = latency }
+    /// Starts a recorder on `sink` that `read` moves to once the current one ends, and ends the
+    /// current one; false when it could not be started.
+    private func replaceRecording(on sink: String, blockMilliseconds: Int) -> Bool {
+        guard let recording = try? Self.record(sink, blockMilliseconds: blockMilliseconds, sampleRate: sampleRate, purpose: purpose)
+        else { return false }
+        let stale = state.withLock { state -> [Recording] in
+            guard !state.isClosed else { return [recording] }
+            // Replace a recording not yet taken up; end the current one, which makes `read` move on.
+            let stale = [state.next, state.current].compactMap { $0 }
+            state.next = recording
+            return stale
+        }
+        for old in stale { SoundServer.end(old.process) }
+        return true
     }
 
-    private static func record(_ sink: String, sampleRate: Int, purpose: String) throws -> Recording {
+    /// Measures `sink`'s latency; when it leaves too little delay for the recorder's blocks, records
+    /// with shorter ones.
+    private func measureLatency(of sink: String) {
+        guard let latency = SoundServer.latency(ofSink: sink) else { return }
+        let recording = state.withLock { state in
+            state.latency = latency
+            return state.next ?? state.current
+        }
+        let blocks = delay.monitorBlockMilliseconds(latency: latency)
+        if recording.sink == sink, blocks < recording.blockMilliseconds {
+            _ = replaceRecording(on: sink, blockMilliseconds: blocks)
+        }
+    }
+
+    private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws -> Recording {
         let process = Process()
         process.executableURL = try SoundServer.tool("parec", for: purpose)
         process.arguments = [
             "--device=\(sink).monitor", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
-            "--latency-msec=10", "--latency=\(sampleRate / 100 * 4)", "--raw",
+            "--latency-msec=\(blockMilliseconds)", "--latency=\(sampleRate * blockMilliseconds / 1000 * 4)", "--raw",
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -140,6 +172,6 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
         }
         let reader = RawPCMInput(
             descriptor: output.fileHandleForReading.fileDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
-        return Recording(sink: sink, process: process, output: output, reader: reader)
+        return Recording(sink: sink, blockMilliseconds: blockMilliseconds, process: process, output: output, reader: reader)
     }
 }

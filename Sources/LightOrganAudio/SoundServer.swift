@@ -85,6 +85,13 @@ public enum SoundServer {
         try SoundServerWatch(pactl: tool("pactl", for: "monitor"), changed: changed)
     }
 
+    /// Ends a tool started with `Process` (`parec`, `pactl`) at once. Not with `terminate()`'s
+    /// SIGTERM: a child started from one of Swift's worker threads inherits their signal mask, with
+    /// SIGTERM blocked, and records on; SIGKILL cannot be blocked, and these tools have nothing to save.
+    static func end(_ process: Process) {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     /// The path of `name` on PATH.
     static func tool(_ name: String, for purpose: String) throws -> URL {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
@@ -106,7 +113,7 @@ public enum SoundServer {
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch { return (-1, "\(error.localizedDescription)") }
-        let limit = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        let limit = DispatchWorkItem { end(process) }
         DispatchQueue.global().asyncAfter(deadline: .now() + answerTimeLimit, execute: limit)
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -161,7 +168,7 @@ public final class SoundServerWatch: Sendable {
     /// Ends the watch.
     public func stop() {
         stopped.set()
-        if process.isRunning { process.terminate() }
+        SoundServer.end(process)
     }
 
     deinit { stop() }

@@ -47,6 +47,7 @@ struct SendCommand: AsyncParsableCommand {
             }
             // The audio first: a wrong input is reported before the network is looked at.
             let source = try pattern == nil ? openAudioInput(settings) : nil
+            defer { source?.close() }
             // sender.host auto: the receiver is found on the local network (DNS-SD through Avahi).
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
             var receivers: [any ReceiverLocator]?

@@ -97,4 +97,16 @@ struct SpeakerSyncTests {
         #expect(LightDelay.milliseconds(forSinkLatency: 4_000) == 0)
         #expect(LightDelay.milliseconds(forSinkLatency: 9_000_000) == LightDelay.maximumMilliseconds)
     }
+
+    @Test("a monitor is asked for blocks as long as the delay covers: 40 ms, 10 ms once the output proves virtual or fast")
+    func monitorBlocks() {
+        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: nil) == 40, "until the output is measured")
+        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "bluez", microseconds: 180_000)) == 40)
+        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 30_000)) == 40)
+        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 25_000)) == 10)
+        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "null", microseconds: nil)) == 10)
+        #expect(LightDelay.milliseconds(0).monitorBlockMilliseconds(latency: nil) == 10, "no delay: frames go as they come")
+        #expect(LightDelay.milliseconds(5).monitorBlockMilliseconds(latency: nil) == 20)
+        #expect(LightDelay.milliseconds(150).monitorBlockMilliseconds(latency: nil) == 40)
+    }
 }

@@ -37,10 +37,16 @@ public protocol AudioSource: Sendable {
     /// how many it read, 0 at the end. The default goes through ``read(frames:)``; a source whose
     /// samples are 16-bit in memory hands them over as they are, converting and allocating nothing.
     mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int
+
+    /// Ends what the source started outside this process (the recorders of a monitor), at once;
+    /// reads after it end the audio. The default does nothing.
+    func close()
 }
 
 extension AudioSource {
     public var isLive: Bool { false }
+
+    public func close() {}
 
     public mutating func read(frames: Int, into analyzer: inout BandAnalyzer) throws -> Int {
         try readConverting(frames: frames, into: &analyzer)
