@@ -57,7 +57,7 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
         format = AudioFormat(sampleRate: Double(sampleRate), channels: 2)
         let sink = try SoundServer.defaultSink(for: purpose)
         let recording = try Self.record(
-            sink, blockMilliseconds: delay.monitorBlockMilliseconds(latency: nil), sampleRate: sampleRate, purpose: purpose)
+            sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay), sampleRate: sampleRate, purpose: purpose)
         state = Mutex(State(current: recording))
         watch = try? SoundServer.watch { [weak self] in self?.serverChanged() }
         // The first latency reading waits for the recorder: a monitor being recorded with short
@@ -118,7 +118,7 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     private func serverChanged() {
         guard let sink = try? SoundServer.defaultSink(for: purpose) else { return }
         let current = state.withLock { $0.next?.sink ?? $0.current.sink }
-        if sink != current, replaceRecording(on: sink, blockMilliseconds: delay.monitorBlockMilliseconds(latency: nil)) {
+        if sink != current, replaceRecording(on: sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay)) {
             Thread.sleep(forTimeInterval: 0.2)
         }
         measureLatency(of: sink)
@@ -138,6 +138,14 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
         }
         for old in stale { SoundServer.end(old.process) }
         return true
+    }
+
+    /// The blocks to start recording `sink` with: one quick look at the sink first, so a virtual
+    /// one is recorded in short blocks from the start (replacing a recorder splices two streams:
+    /// a click in the audio, a frame of every lamp).
+    private static func firstBlockMilliseconds(on sink: String, delay: LightDelay) -> Int {
+        guard delay == .auto else { return delay.monitorBlockMilliseconds(latency: nil) }
+        return delay.monitorBlockMilliseconds(latency: SoundServer.latency(ofSink: sink, samples: 1))
     }
 
     /// Measures `sink`'s latency; when it leaves too little delay for the recorder's blocks, records
