@@ -169,6 +169,7 @@ let package = Package(
             dependencies: [
                 "LightOrganCore",
                 "LightOrganNetwork",
+                "LightOrganOutput",
                 "LightOrganServices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

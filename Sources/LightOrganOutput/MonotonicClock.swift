@@ -21,9 +21,21 @@ public enum MonotonicClock {
         return (Int(now.tv_sec), Int(now.tv_nsec))
     }
 
+    /// Now, nanoseconds (exact: the frame grids and audio clocks count in these).
+    public static func nanoseconds() -> Int64 {
+        let now = now()
+        return Int64(now.seconds) * 1_000_000_000 + Int64(now.nanoseconds)
+    }
+
     /// Sleeps until `deadline` (seconds on this clock), through signals.
     static func sleep(until deadline: Double) {
         var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+
+    /// Sleeps until `deadline` (nanoseconds on this clock, ≥ 0), through signals.
+    public static func sleep(untilNanoseconds deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
     }
 }

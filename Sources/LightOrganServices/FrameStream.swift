@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 public import LightOrganCore
+import LightOrganOutput
 public import Logging
 import Synchronization
 
@@ -93,18 +91,17 @@ public enum FrameStream {
         named name: String, into delivery: Delivery, _ body: @escaping @Sendable (Gate) -> Void
     ) -> @Sendable () -> Void {
         let gate = Gate(delivery)
-        let thread = Thread { body(gate) }
-        thread.name = name
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        startThread(named: name) { body(gate) }
         return { gate.finish(nil) }
     }
 
-    /// The monotonic clock (`CLOCK_MONOTONIC`, the one `clock_nanosleep` sleeps on), nanoseconds.
-    static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    /// Starts `body` on a thread of its own named `name`, at the highest quality of service (every
+    /// thread on the sending path).
+    static func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(block: body)
+        thread.name = name
+        thread.qualityOfService = .userInteractive
+        thread.start()
     }
 
     /// Stored source or pattern: frame n is made and delivered at start + n periods, one
@@ -112,16 +109,14 @@ public enum FrameStream {
     /// missed are skipped); `make` gets the seconds since the start and returns nil at the end.
     private static func pace(framesPerSecond: Int, into gate: Gate, make: (Double) throws -> LevelFrame?) {
         let period = 1_000_000_000 / Int64(framesPerSecond)
-        let origin = monotonicNanoseconds()
+        let origin = MonotonicClock.nanoseconds()
         var tick: Int64 = 0
         do {
             while !gate.isStopped {
                 tick += 1
-                let due = origin + period * tick
-                var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
-                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+                MonotonicClock.sleep(untilNanoseconds: origin + period * tick)
                 // The audio due by now (more than a period's worth when the wake-up came late).
-                let elapsed = monotonicNanoseconds() - origin
+                let elapsed = MonotonicClock.nanoseconds() - origin
                 guard let frame = try make(Double(elapsed) / 1e9) else { break }
                 gate.offer(frame)
                 // Woken more than a period late (a busy machine): the frame just made holds all the
@@ -161,7 +156,7 @@ public enum FrameStream {
                 // Up to the end of the frame period (at least 32 sample frames).
                 let count = try source.read(frames: max(32, nextFrameAt - consumed), into: &analyzer)
                 if count == 0 { break }
-                let arrived = monotonicNanoseconds()
+                let arrived = MonotonicClock.nanoseconds()
                 let began = start ?? clock.now
                 start = began
                 consumed += count

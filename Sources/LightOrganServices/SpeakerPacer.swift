@@ -1,8 +1,6 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import LightOrganCore
+import LightOrganOutput
 
 /// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
 /// (`sender.delay`): the capture thread adds each frame as it is made and goes back to reading;
@@ -31,10 +29,7 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Starts the pacer thread.
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "lightorgan pacer"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        FrameStream.startThread(named: "lightorgan pacer") { [self] in run() }
     }
 
     /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.
@@ -83,10 +78,9 @@ final class SpeakerPacer: @unchecked Sendable {
                 continue
             }
             condition.unlock()
-            var deadline = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+            MonotonicClock.sleep(untilNanoseconds: due)
             condition.lock()
-            if let frame = timeline.takeDue(now: FrameStream.monotonicNanoseconds()) { gate.offer(frame) }
+            if let frame = timeline.takeDue(now: MonotonicClock.nanoseconds()) { gate.offer(frame) }
         }
         if isDraining { gate.finish(nil) }
     }

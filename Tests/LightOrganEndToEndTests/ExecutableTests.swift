@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+import LightOrganOutput
 import Testing
 
 /// For tests that check routing with steady tones (capture, transport, crossovers): the level
@@ -126,23 +124,33 @@ struct ExecutableTests {
         #expect(lines.last?[1...] == ["0", "0", "0"], "dark at the end")
     }
 
+    /// Streams `seconds` of a 60 Hz stereo tone (44.1 kHz s16le) on stdin through `lightorgan send`
+    /// with the level response and `options` to a receiver printing to stdout, which is stopped
+    /// `receiverFor` s after it started. Returns both runs and when the sender started and how long
+    /// it took, seconds on CLOCK_MONOTONIC (the clock of the receiver's lines).
+    static func streamToneOnStdin(seconds: Double, options: [String] = [], receiverFor: Double) async throws
+        -> (sender: Run, receiver: Run, started: Double, took: Double)
+    {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(UUID()).raw").path
+        try stereoTone(frequency: 60, seconds: seconds, rate: 44_100).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let port = Int.random(in: 30_001...40_000)
+        async let receiver = run(
+            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: receiverFor)
+        try await Task.sleep(for: .milliseconds(400))
+        let started = MonotonicClock.seconds()
+        let sender = try await run(
+            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
+             "--port", "\(port)"] + options, environment: steadyLamps, stdin: path)
+        let took = MonotonicClock.seconds() - started
+        return (sender, try await receiver, started, took)
+    }
+
     @Test("raw PCM on stdin is analysed in real time and lights the right lamp")
     func rawPCMOnStdin() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(UUID()).raw").path
-        try stereoTone(frequency: 60, seconds: 2, rate: 44_100).write(to: URL(fileURLWithPath: path))
-        let port = Int.random(in: 30_001...40_000)
-        async let receiver = Self.run(
-            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: 3.2)
-        try await Task.sleep(for: .milliseconds(400))
-        let clock = ContinuousClock()
-        let started = clock.now
-        let sender = try await Self.run(
-            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
-             "--port", "\(port)"], environment: steadyLamps, stdin: path)
-        let took = clock.now - started
-        let received = try await receiver
+        let (sender, received, _, took) = try await Self.streamToneOnStdin(seconds: 2, receiverFor: 3.2)
         #expect(sender.status == 0, "\(sender.stderr)")
-        #expect(took >= .milliseconds(1800) && took < .seconds(3), "2 s of audio paced to real time: \(took)")
+        #expect(took >= 1.8 && took < 3, "2 s of audio paced to real time: \(took) s")
         let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
         #expect(frames.count >= 150)
         #expect(frames.dropFirst(60).dropLast(2).allSatisfy { $0[0] >= 200 && $0[1] <= 10 && $0[2] <= 10 })
@@ -151,22 +159,8 @@ struct ExecutableTests {
 
     @Test("sender.delay holds live audio back from its first frame and, at the end of the audio, sends what it held")
     func delayedStdin() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("delay-\(UUID()).raw").path
-        try stereoTone(frequency: 60, seconds: 1, rate: 44_100).write(to: URL(fileURLWithPath: path))
-        let port = Int.random(in: 30_001...40_000)
-        async let receiver = Self.run(
-            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: 3.5)
-        try await Task.sleep(for: .milliseconds(400))
-        // The receiver stamps its lines with CLOCK_MONOTONIC seconds: compare on that clock.
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let started = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-        let sender = try await Self.run(
-            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
-             "--port", "\(port)", "--delay", "300"], environment: steadyLamps, stdin: path)
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let took = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9 - started
-        let received = try await receiver
+        let (sender, received, started, took) = try await Self.streamToneOnStdin(
+            seconds: 1, options: ["--delay", "300"], receiverFor: 3.5)
         #expect(sender.status == 0, "\(sender.stderr)")
         let lines = received.stdout.split(separator: "\n").map { $0.split(separator: " ") }
         let first = try #require(lines.first.flatMap { Double($0[0]) })

@@ -25,7 +25,7 @@ public struct AudioClock: Sendable {
     /// Per slice (by slice number modulo ``slices``): its number and its smallest offset.
     private var sliceNumbers: [Int64]
     private var smallest: [Int64]
-    /// The current window's offsets, sorted when `origin` is asked (scratch space).
+    /// The window's offsets, sorted by `observe` to find their median (scratch space).
     private var sorted: [Int64]
     private var latestSlice: Int64 = -1
     /// The median, kept up to date by `observe`.

@@ -4,9 +4,9 @@
 ///
 /// Each frame in brings one frame out (see ``FrameDelayLine``): the delay never makes frames pile
 /// up. A live source uses only the delay it computes (``delayMilliseconds``), timing each frame by
-/// its audio (``FrameTimeline``). With `auto` a new latency reading is taken up when it names another output or differs by
-/// at least ``hysteresisMicroseconds`` from the one in use, so the jitter of a sink's buffer
-/// does not move the lights back and forth.
+/// its audio (``FrameTimeline``). With `auto` a new latency reading is taken up when it names
+/// another output or differs by at least ``hysteresisMicroseconds`` from the one in use, so the
+/// jitter of a sink's buffer does not move the lights back and forth.
 public struct SpeakerSync: Sendable {
     /// The setting being followed.
     public let setting: LightDelay
