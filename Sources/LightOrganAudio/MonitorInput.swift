@@ -151,14 +151,18 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     /// Measures `sink`'s latency; when it leaves too little delay for the recorder's blocks, records
     /// with shorter ones.
     private func measureLatency(of sink: String) {
-        guard let latency = SoundServer.latency(ofSink: sink) else { return }
+        let recorderBlocks = state.withLock { ($0.next ?? $0.current).blockMilliseconds }
+        guard let latency = SoundServer.latency(ofSink: sink, recorderBlockMilliseconds: recorderBlocks) else { return }
         let recording = state.withLock { state in
             state.latency = latency
             return state.next ?? state.current
         }
         let blocks = delay.monitorBlockMilliseconds(latency: latency)
-        if recording.sink == sink, blocks < recording.blockMilliseconds {
-            _ = replaceRecording(on: sink, blockMilliseconds: blocks)
+        if recording.sink == sink, blocks < recording.blockMilliseconds, replaceRecording(on: sink, blockMilliseconds: blocks),
+            let shorter = SoundServer.pipeWireLatency(ofSink: sink, recorderBlockMilliseconds: blocks)
+        {
+            // Under PipeWire shorter blocks make a shorter quantum, and a sound card's latency with it.
+            state.withLock { $0.latency = shorter }
         }
     }
 

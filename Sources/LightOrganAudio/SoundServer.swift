@@ -39,7 +39,14 @@ public enum SoundServer {
     /// speaker. The median of `samples` readings taken 20 ms apart (a sink's latency is a snapshot
     /// of its buffer and moves with each refill); unknown (nil microseconds) for a virtual sink; nil
     /// when the server does not say.
-    public static func latency(ofSink name: String, samples: Int = 5) -> OutputLatency? {
+    ///
+    /// pipewire-pulse answers `Latency: 0 usec` for every sink; PipeWire itself is then asked
+    /// (`pw-dump`, see ``PipeWireGraph``), its answer depending on the graph's quantum, which the
+    /// monitor's recorder sets through the blocks it asks for (`recorderBlockMilliseconds`).
+    public static func latency(
+        ofSink name: String, samples: Int = 5,
+        recorderBlockMilliseconds: Int = LightDelay.longestMonitorBlockMilliseconds
+    ) -> OutputLatency? {
         guard let pactl = try? tool("pactl", for: "monitor") else { return nil }
         var readings: [Int] = []
         for sample in 0..<samples {
@@ -47,9 +54,23 @@ public enum SoundServer {
             let (status, text) = run(pactl, ["list", "sinks"])
             guard status == 0, let reading = latency(ofSink: name, inListing: text) else { continue }
             guard let microseconds = reading.microseconds else { return reading }
+            if microseconds == 0 {
+                return pipeWireLatency(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds) ?? reading
+            }
             readings.append(microseconds)
         }
         return readings.isEmpty ? nil : OutputLatency(output: name, microseconds: readings.sorted()[readings.count / 2])
+    }
+
+    /// Sink `name`'s playback latency as PipeWire states it; nil when no PipeWire answers (a
+    /// PulseAudio server's suspended sink also says 0) or it does not know the sink.
+    static func pipeWireLatency(ofSink name: String, recorderBlockMilliseconds: Int) -> OutputLatency? {
+        guard let pwDump = try? tool("pw-dump", for: "monitor") else { return nil }
+        let (status, text) = run(pwDump, [], keepingErrors: false)
+        guard status == 0, let graph = PipeWireGraph(dump: text),
+            let microseconds = graph.playbackLatencyMicroseconds(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds)
+        else { return nil }
+        return OutputLatency(output: name, microseconds: microseconds)
     }
 
     /// The latency of sink `name` in the text of `pactl list sinks` (its `Latency: N usec` and
@@ -103,14 +124,15 @@ public enum SoundServer {
                 + "(sudo apt install pulseaudio-utils; it talks to PipeWire and PulseAudio alike). \(alternatives)")
     }
 
-    /// Runs `tool` and returns its status and trimmed output; killed after ``answerTimeLimit``.
-    static func run(_ tool: URL, _ arguments: [String]) -> (CInt, String) {
+    /// Runs `tool` and returns its status and trimmed output (with its error output unless
+    /// `keepingErrors` is false); killed after ``answerTimeLimit``.
+    static func run(_ tool: URL, _ arguments: [String], keepingErrors: Bool = true) -> (CInt, String) {
         let process = Process()
         process.executableURL = tool
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = output
+        process.standardError = keepingErrors ? output : FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch { return (-1, "\(error.localizedDescription)") }
         let limit = DispatchWorkItem { end(process) }
