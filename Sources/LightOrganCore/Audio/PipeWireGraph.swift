@@ -18,7 +18,7 @@ public struct PipeWireGraph: Sendable {
 
     /// A `Latency` parameter, direction `Input` (the lower bounds: PipeWire's streams take those too).
     struct PortLatency: Sendable, Equatable {
-        /// Whole graph quanta, ≥ 0.
+        /// Graph quanta (a fraction allowed), ≥ 0.
         var quanta: Double
         /// Samples at the graph's rate, ≥ 0.
         var samples: Int
@@ -36,34 +36,21 @@ public struct PipeWireGraph: Sendable {
 
     /// Reads `pw-dump`'s output (a JSON array of objects); nil when it is not that.
     public init?(dump: String) {
-        guard let objects = (try? JSONSerialization.jsonObject(with: Data(dump.utf8))) as? [[String: Any]] else {
-            return nil
-        }
+        guard let objects = try? JSONDecoder().decode([DumpObject].self, from: Data(dump.utf8)) else { return nil }
         var sinkNames: [Int: String] = [:]
         var latencies: [Int: [PortLatency]] = [:]
         var settings: [String: Int] = [:]
         for object in objects {
-            let type = object["type"] as? String ?? ""
-            let info = object["info"] as? [String: Any]
-            let props = info?["props"] as? [String: Any] ?? [:]
-            if type.hasSuffix(":Node"), let id = Self.integer(object["id"]),
-                (props["media.class"] as? String)?.hasSuffix("/Sink") == true, let name = props["node.name"] as? String
+            let props = object.info?.props
+            if object.type.hasSuffix(":Node"), let id = object.id, props?.mediaClass?.hasSuffix("/Sink") == true,
+                let name = props?.nodeName
             {
                 sinkNames[id] = name
-            } else if type.hasSuffix(":Port"), info?["direction"] as? String == "input",
-                let node = Self.integer(props["node.id"])
-            {
-                let params = info?["params"] as? [String: Any]
-                for latency in params?["Latency"] as? [[String: Any]] ?? [] where latency["direction"] as? String == "Input" {
-                    latencies[node, default: []].append(
-                        PortLatency(
-                            quanta: max(0, (latency["minQuantum"] as? NSNumber)?.doubleValue ?? 0),
-                            samples: max(0, Self.integer(latency["minRate"]) ?? 0),
-                            nanoseconds: max(0, Self.integer(latency["minNs"]) ?? 0)))
-                }
-            } else if type.hasSuffix(":Metadata"), (object["props"] as? [String: Any])?["metadata.name"] as? String == "settings" {
-                for entry in object["metadata"] as? [[String: Any]] ?? [] {
-                    if let key = entry["key"] as? String, let value = Self.integer(entry["value"]) { settings[key] = value }
+            } else if object.type.hasSuffix(":Port"), object.info?.direction == "input", let node = props?.nodeID {
+                latencies[node, default: []] += object.info?.latencies ?? []
+            } else if object.type.hasSuffix(":Metadata"), object.props?.metadataName == "settings" {
+                for entry in object.metadata ?? [] {
+                    if let value = entry.value { settings[entry.key] = value }
                 }
             }
         }
@@ -104,9 +91,91 @@ public struct PipeWireGraph: Sendable {
         }.max()
     }
 
-    private static func integer(_ value: Any?) -> Int? {
-        if let number = value as? NSNumber { return number.intValue }
-        if let text = value as? String { return Int(text) }
-        return nil
+}
+
+/// The parts of a `pw-dump` object read here; everything else in it is skipped.
+private struct DumpObject: Decodable {
+    var id: Int?
+    var type: String
+    var info: Info?
+    /// A metadata object's own properties (its `metadata.name`).
+    var props: Properties?
+    /// A metadata object's entries.
+    var metadata: [MetadataEntry]?
+
+    struct Info: Decodable {
+        /// A port's direction, `input` or `output`.
+        var direction: String?
+        var props: Properties?
+        /// The `Latency` parameters of direction `Input`.
+        var latencies: [PipeWireGraph.PortLatency]
+
+        private enum CodingKeys: String, CodingKey { case direction, props, params }
+        private struct Params: Decodable {
+            var latency: [Latency]?
+            private enum CodingKeys: String, CodingKey { case latency = "Latency" }
+        }
+        private struct Latency: Decodable {
+            var direction: String
+            var minQuantum: Double?
+            var minRate: Int?
+            var minNs: Int?
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            direction = try? container.decode(String.self, forKey: .direction)
+            props = try? container.decode(Properties.self, forKey: .props)
+            let params = try? container.decode(Params.self, forKey: .params)
+            latencies = (params?.latency ?? []).filter { $0.direction == "Input" }.map {
+                PipeWireGraph.PortLatency(
+                    quanta: max(0, $0.minQuantum ?? 0), samples: max(0, $0.minRate ?? 0), nanoseconds: max(0, $0.minNs ?? 0))
+            }
+        }
+    }
+
+    /// The few properties read; values of other types under these names count as absent.
+    struct Properties: Decodable {
+        var nodeName: String?
+        var mediaClass: String?
+        var nodeID: Int?
+        var metadataName: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case nodeName = "node.name", mediaClass = "media.class", nodeID = "node.id", metadataName = "metadata.name"
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            nodeName = try? container.decode(String.self, forKey: .nodeName)
+            mediaClass = try? container.decode(String.self, forKey: .mediaClass)
+            nodeID = try? container.decode(Int.self, forKey: .nodeID)
+            metadataName = try? container.decode(String.self, forKey: .metadataName)
+        }
+    }
+
+    struct MetadataEntry: Decodable {
+        var key: String
+        /// The value when it is a whole number (pw-dump writes settings as numbers).
+        var value: Int?
+
+        private enum CodingKeys: String, CodingKey { case key, value }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            key = try container.decode(String.self, forKey: .key)
+            value = try? container.decode(Int.self, forKey: .value)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, type, info, props, metadata }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try? container.decode(Int.self, forKey: .id)
+        type = (try? container.decode(String.self, forKey: .type)) ?? ""
+        info = try? container.decode(Info.self, forKey: .info)
+        props = try? container.decode(Properties.self, forKey: .props)
+        metadata = try? container.decode([MetadataEntry].self, forKey: .metadata)
     }
 }
