@@ -54,8 +54,11 @@ public enum SoundServer {
             let (status, text) = run(pactl, ["list", "sinks"])
             guard status == 0, let reading = latency(ofSink: name, inListing: text) else { continue }
             guard let microseconds = reading.microseconds else { return reading }
-            if microseconds == 0 {
-                return pipeWireLatency(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds) ?? reading
+            // A first 0 may be pipewire-pulse's; under PulseAudio (no PipeWire answers) it is a reading like the others.
+            if microseconds == 0, readings.isEmpty,
+                let stated = pipeWireLatency(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds)
+            {
+                return stated
             }
             readings.append(microseconds)
         }

@@ -29,8 +29,7 @@ public enum MonotonicClock {
 
     /// Sleeps until `deadline` (seconds on this clock), through signals.
     static func sleep(until deadline: Double) {
-        var time = timespec(tv_sec: Int(deadline), tv_nsec: Int((deadline - deadline.rounded(.down)) * 1e9))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+        sleep(untilNanoseconds: Int64(deadline * 1e9))
     }
 
     /// Sleeps until `deadline` (nanoseconds on this clock, ≥ 0), through signals.
