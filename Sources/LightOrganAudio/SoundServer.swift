@@ -52,21 +52,18 @@ public enum SoundServer {
         for sample in 0..<samples {
             if sample > 0 { Thread.sleep(forTimeInterval: 0.02) }
             let (status, text) = run(pactl, ["list", "sinks"])
-            guard status == 0, let reading = latency(ofSink: name, inListing: text) else { continue }
+            guard status == 0, let (reading, isPipeWire) = latency(ofSink: name, inListing: text) else { continue }
             guard let microseconds = reading.microseconds else { return reading }
-            // A first 0 may be pipewire-pulse's; under PulseAudio (no PipeWire answers) it is a reading like the others.
-            if microseconds == 0, readings.isEmpty,
-                let stated = pipeWireLatency(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds)
-            {
-                return stated
-            }
+            // pipewire-pulse's 0 says nothing: PipeWire's own figure, or none this time (the caller
+            // keeps the one it has rather than drop the delay).
+            if isPipeWire { return pipeWireLatency(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds) }
             readings.append(microseconds)
         }
         return readings.isEmpty ? nil : OutputLatency(output: name, microseconds: readings.sorted()[readings.count / 2])
     }
 
-    /// Sink `name`'s playback latency as PipeWire states it; nil when no PipeWire answers (a
-    /// PulseAudio server's suspended sink also says 0) or it does not know the sink.
+    /// Sink `name`'s playback latency as PipeWire states it; nil when no PipeWire answers or it
+    /// does not know the sink (or states no latency for it).
     static func pipeWireLatency(ofSink name: String, recorderBlockMilliseconds: Int) -> OutputLatency? {
         guard let pwDump = try? tool("pw-dump", for: "monitor") else { return nil }
         let (status, text) = run(pwDump, [], keepingErrors: false)
@@ -77,12 +74,14 @@ public enum SoundServer {
     }
 
     /// The latency of sink `name` in the text of `pactl list sinks` (its `Latency: N usec` and
-    /// `Flags:` lines). A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter
+    /// `Flags:` lines), and whether PipeWire serves it (`Driver: PipeWire`: pipewire-pulse, whose
+    /// latency is always 0). A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter
     /// sinks) is virtual: its reported latency is its own buffer's, not a speaker's, so it is unknown.
-    static func latency(ofSink name: String, inListing listing: String) -> OutputLatency? {
+    static func latency(ofSink name: String, inListing listing: String) -> (OutputLatency, isPipeWire: Bool)? {
         var inSink = false
         var microseconds: Int?
         var flags: [Substring]?
+        var isPipeWire = false
         for line in listing.split(separator: "\n") {
             let trimmed = line.drop(while: \.isWhitespace)
             if trimmed.hasPrefix("Name: ") {
@@ -93,13 +92,15 @@ public enum SoundServer {
                 microseconds = Double(number).map { Int($0) }
             } else if inSink, trimmed.hasPrefix("Flags: ") {
                 flags = trimmed.dropFirst("Flags: ".count).split(separator: " ")
+            } else if inSink, trimmed == "Driver: PipeWire" {
+                isPipeWire = true
             }
         }
         guard let microseconds else { return nil }
         if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") {
-            return OutputLatency(output: name, microseconds: nil)
+            return (OutputLatency(output: name, microseconds: nil), isPipeWire)
         }
-        return OutputLatency(output: name, microseconds: microseconds)
+        return (OutputLatency(output: name, microseconds: microseconds), isPipeWire)
     }
 
     /// Calls `changed` (on a thread of its own) whenever the server reports a change of itself (the
