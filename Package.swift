@@ -149,6 +149,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LightOrganAudioTests",
+            dependencies: ["LightOrganAudio", "LightOrganCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LightOrganSettingsTests",
             dependencies: ["LightOrganCore", "LightOrganSettings"],
             swiftSettings: swiftSettings

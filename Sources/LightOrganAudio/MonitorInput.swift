@@ -14,7 +14,7 @@ import Synchronization
 /// the new sink's monitor is started and the old one stopped, so capture moves without a restart;
 /// after each change the sink's output latency is measured again (``outputLatency``), so the
 /// sender can hold the lights back until the sound leaves the speaker.
-public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked Sendable {
+public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyReporting, @unchecked Sendable {
     // @unchecked Sendable: `read` is called by one capture thread at a time; everything the
     // watch thread changes is behind `state`.
     public let format: AudioFormat
@@ -44,6 +44,9 @@ public final class MonitorInput: AudioSource, OutputLatencyReporting, @unchecked
     }
 
     public var outputLatency: OutputLatency? { state.withLock { $0.latency } }
+
+    /// The current recorder's: what its block brought beyond the last read.
+    public var readAhead: ReadAhead? { state.withLock { $0.current.reader }.readAhead }
 
     /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo, and watching the server.
     ///

@@ -7,28 +7,47 @@ public import LightOrganCore
 /// capture program (``MonitorInput``). Reads block until the samples are there; end of input ends
 /// the source.
 ///
+/// One `read(2)` takes all the pipe holds (up to ``readAheadSeconds``), so a recorder's 40 ms block
+/// arrives in one system call, stamped with its time (``ArrivalReporting``); the reads of the
+/// frame-sized pieces after it come from memory.
+///
 /// So `ffmpeg -i song.mp3 -f s16le -ac 2 -ar 44100 - | lightorgan send --input -` works.
-public final class RawPCMInput: AudioSource, @unchecked Sendable {
+public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendable {
     // @unchecked Sendable: the descriptor and buffer are used by one capture thread at a time;
     // the sender hands the source to that thread and never touches it again.
     public let format: AudioFormat
     public let sampleFormat: SampleFormat
     public var isLive: Bool { true }
+    /// The most audio one `read(2)` takes, seconds.
+    public static let readAheadSeconds = 0.1
     private let descriptor: CInt
+    private let frameBytes: Int
+    /// Received bytes not yet returned: `buffer[start..<end]`.
     private var buffer: [UInt8] = []
-    private var pending = 0
+    private var start = 0
+    private var end = 0
+    /// When the last `read(2)` that received bytes returned, monotonic nanoseconds.
+    private var receivedAt: Int64?
 
     /// Reads from `descriptor` (0: standard input), which this object does not close.
     public init(descriptor: CInt = 0, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) {
         self.descriptor = descriptor
         self.format = AudioFormat(sampleRate: Double(sampleRate), channels: channels)
         self.sampleFormat = sampleFormat
+        frameBytes = sampleFormat.width * channels
+    }
+
+    public var readAhead: ReadAhead? {
+        receivedAt.map { ReadAhead(frames: (end - start) / frameBytes, arrivedAt: $0) }
     }
 
     public func read(frames: Int) throws -> [Float] {
         let whole = try fill(frames: frames)
-        let samples = buffer.withUnsafeBytes { sampleFormat.decode($0, count: whole / sampleFormat.width) }
-        keepRest(after: whole)
+        let samples = buffer.withUnsafeBytes { bytes in
+            let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<start + whole])
+            return sampleFormat.decode(piece, count: whole / sampleFormat.width)
+        }
+        start += whole
         return samples
     }
 
@@ -39,9 +58,10 @@ public final class RawPCMInput: AudioSource, @unchecked Sendable {
             let whole = try fill(frames: frames)
             let channels = format.channels
             buffer.withUnsafeBytes { bytes in
-                analyzer.process(int16Interleaved: bytes.prefix(whole).assumingMemoryBound(to: Int16.self), channels: channels)
+                let piece = UnsafeRawBufferPointer(rebasing: bytes[start..<start + whole])
+                analyzer.process(int16Interleaved: piece.assumingMemoryBound(to: Int16.self), channels: channels)
             }
-            keepRest(after: whole)
+            start += whole
             return whole / (2 * channels)
         }
         #endif
@@ -49,30 +69,36 @@ public final class RawPCMInput: AudioSource, @unchecked Sendable {
         return try source.readConverting(frames: frames, into: &analyzer)
     }
 
-    /// Reads until the buffer holds at least one whole sample frame (a short read is fine: pipes
-    /// deliver what they have); returns the bytes of whole sample frames, 0 at the end.
+    /// Makes the buffer hold at least one whole sample frame, reading when it holds none (a short
+    /// read is fine: pipes deliver what they have); returns the bytes of at most `frames` whole
+    /// sample frames at `start`, 0 at the end.
     private func fill(frames: Int) throws -> Int {
-        let frameBytes = sampleFormat.width * format.channels
-        let wanted = frames * frameBytes
-        if buffer.count < wanted { buffer = [UInt8](repeating: 0, count: wanted) }
-        while pending < frameBytes {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + pending, wanted - pending) }
-            if count == 0 { return 0 }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
+        if end - start < frameBytes {
+            let capacity = max(frames, Int(format.sampleRate * Self.readAheadSeconds)) * frameBytes
+            if buffer.count < capacity { buffer = [UInt8](repeating: 0, count: capacity) }
+            buffer.withUnsafeMutableBytes { bytes in  // a partial sample frame goes to the front
+                if start > 0, end > start { bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
             }
-            pending += count
+            end -= start
+            start = 0
+            while end < frameBytes {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + end, capacity - end) }
+                if count == 0 { return 0 }
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
+                }
+                end += count
+                receivedAt = Self.monotonicNanoseconds()
+            }
         }
-        return pending / frameBytes * frameBytes
+        return min(end - start, frames * frameBytes) / frameBytes * frameBytes
     }
 
-    /// Moves the bytes of a partial sample frame after `whole` to the front of the buffer.
-    private func keepRest(after whole: Int) {
-        buffer.withUnsafeMutableBytes { bytes in
-            if pending > whole { bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[whole..<pending])) }
-        }
-        pending -= whole
+    private static func monotonicNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }
 

@@ -146,6 +146,7 @@ public enum FrameStream {
         var start: ContinuousClock.Instant?
         var overrunsLogged = 0
         let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
+        let arrivals = source as? any ArrivalReporting  // a class (a pipe): it stamps its blocks
         // A delay (a number, or `auto` with an output to follow) sends each frame at its time.
         let delays = output == nil ? sync.delayMilliseconds > 0 : sync.setting != .milliseconds(0)
         let pacer =
@@ -160,7 +161,12 @@ public enum FrameStream {
                 let began = start ?? clock.now
                 start = began
                 consumed += count
-                pacer?.observe(samples: consumed, at: arrived)
+                // When the audio arrived: a block's time, not that of this piece of it.
+                if let readAhead = arrivals?.readAhead {
+                    pacer?.observe(samples: consumed + readAhead.frames, at: readAhead.arrivedAt)
+                } else {
+                    pacer?.observe(samples: consumed, at: arrived)
+                }
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
                 if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {

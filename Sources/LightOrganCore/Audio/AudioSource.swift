@@ -67,6 +67,31 @@ public protocol OverrunCounting {
     var overruns: Int { get }
 }
 
+/// A live source that receives its audio in blocks and hands it out in smaller reads (the pipe
+/// of a sound server's recorder, 10–40 ms at a time): it says when the audio it holds arrived.
+///
+/// The time a read returns is no measure of that: the later reads of a block return only after the
+/// earlier ones were analysed, and on a busy machine that takes 10–20 ms of a 40 ms block.
+public protocol ArrivalReporting: AnyObject {
+    /// The sample frames received but not yet returned by a read, and when the last of them arrived
+    /// (`CLOCK_MONOTONIC`, nanoseconds); nil before the first arrived.
+    var readAhead: ReadAhead? { get }
+}
+
+/// Audio a live source holds beyond what its reads returned: after a read, the first
+/// `returned + frames` sample frames had all arrived by `arrivedAt`.
+public struct ReadAhead: Sendable, Equatable {
+    /// Sample frames held, ≥ 0.
+    public var frames: Int
+    /// When the last of them arrived, monotonic nanoseconds.
+    public var arrivedAt: Int64
+
+    public init(frames: Int, arrivedAt: Int64) {
+        self.frames = frames
+        self.arrivedAt = arrivedAt
+    }
+}
+
 /// A live source that shows audio before a listener hears it: the monitor of a sound server's
 /// output, whose speaker plays each sample only after the output's latency.
 public protocol OutputLatencyReporting: AnyObject, Sendable {

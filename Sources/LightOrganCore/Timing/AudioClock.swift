@@ -3,8 +3,10 @@
 ///
 /// A source that hands its audio over in blocks (a sound server's monitor gives 10–40 ms at once)
 /// delivers each block when its *last* sample is made, so every earlier sample of the block arrives
-/// late: of the reads of one block, the last has the smallest `arrival − n / sampleRate`, and that
-/// one tells when the block was made. So the clock takes the smallest such offset in each
+/// late: `arrival − n / sampleRate` is smallest for the block's end, and that one tells when the
+/// block was made. The observation to give is therefore the block's end and the time it arrived
+/// (``ReadAhead``), not the moment a piece of it was read: those come later and later as the pieces
+/// before them are analysed. So the clock takes the smallest such offset in each
 /// ``sliceNanoseconds`` slice of time (the end of the blocks that arrived in it) and uses the median
 /// of those of the last ``windowNanoseconds``: it ticks with the audio at the source's own rate
 /// however the audio is chunked, one block handed over early or late does not move it, and a drift
