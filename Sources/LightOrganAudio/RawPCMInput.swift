@@ -8,8 +8,8 @@ public import LightOrganCore
 /// the source.
 ///
 /// One `read(2)` takes all the pipe holds (up to ``readAheadSeconds``), so a recorder's 40 ms block
-/// arrives in one system call, stamped with its time (``ArrivalReporting``); the reads of the
-/// frame-sized pieces after it come from memory.
+/// arrives in one system call, stamped with its time (``ArrivalReporting``) when the read had to wait
+/// for it; the reads of the frame-sized pieces after it come from memory.
 ///
 /// So `ffmpeg -i song.mp3 -f s16le -ac 2 -ar 44100 - | lightorgan send --input -` works.
 public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendable {
@@ -82,6 +82,10 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
             end -= start
             start = 0
             while end < frameBytes {
+                // Only a read that waits for the audio learns when it arrived; audio already there
+                // came from a source ahead of its pace (a file piped in) or was read late.
+                var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let waits = poll(&readable, 1, 0) == 0
                 let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + end, capacity - end) }
                 if count == 0 { return 0 }
                 if count < 0 {
@@ -89,7 +93,7 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
                     throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
                 }
                 end += count
-                receivedAt = Self.monotonicNanoseconds()
+                receivedAt = waits ? Self.monotonicNanoseconds() : nil
             }
         }
         return min(end - start, frames * frameBytes) / frameBytes * frameBytes

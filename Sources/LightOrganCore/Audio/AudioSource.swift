@@ -74,7 +74,8 @@ public protocol OverrunCounting {
 /// earlier ones were analysed, and on a busy machine that takes 10–20 ms of a 40 ms block.
 public protocol ArrivalReporting: AnyObject {
     /// The sample frames received but not yet returned by a read, and when the last of them arrived
-    /// (`CLOCK_MONOTONIC`, nanoseconds); nil before the first arrived.
+    /// (`CLOCK_MONOTONIC`, nanoseconds); nil when that is not known: before the first arrived, or
+    /// when they were already waiting (a source ahead of its pace, or one read late).
     var readAhead: ReadAhead? { get }
 }
 
