@@ -31,6 +31,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         var next: Recording?
         var latency: OutputLatency?
         var isClosed = false
+        /// Counts the latency measurements started; a measurement retries only while it is the latest.
+        var measurements = 0
     }
 
     /// One `parec` recording one sink's monitor.
@@ -65,11 +67,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         watch = try? SoundServer.watch { [weak self] in self?.serverChanged() }
         // The first latency reading waits for the recorder: a monitor being recorded with short
         // blocks makes the sink shorten its own buffer to match.
-        let measuring = Thread { [weak self] in
-            Thread.sleep(forTimeInterval: 0.2)
-            self?.measureLatency(of: sink)
-        }
-        measuring.start()
+        startMeasuring(sink, after: 0.2)
     }
 
     deinit { close() }
@@ -121,10 +119,28 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     private func serverChanged() {
         guard let sink = try? SoundServer.defaultSink(for: purpose) else { return }
         let current = state.withLock { $0.next?.sink ?? $0.current.sink }
-        if sink != current, replaceRecording(on: sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay)) {
-            Thread.sleep(forTimeInterval: 0.2)
+        let switched =
+            sink != current && replaceRecording(on: sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay))
+        startMeasuring(sink, after: switched ? 0.2 : 0)
+    }
+
+    /// Measures `sink`'s latency on a thread of its own, `seconds` from now; without an answer (a
+    /// busy PipeWire, a sink not yet linked) tries again after 0.5, 1, 2, 4 and 8 s, unless the
+    /// output changed or a newer measurement started meanwhile.
+    private func startMeasuring(_ sink: String, after seconds: Double) {
+        let measurement = state.withLock { state -> Int in
+            state.measurements += 1
+            return state.measurements
         }
-        measureLatency(of: sink)
+        let thread = Thread { [weak self] in
+            for pause in [seconds, 0.5, 1, 2, 4, 8] {
+                Thread.sleep(forTimeInterval: pause)
+                guard let self, self.state.withLock({ !$0.isClosed && $0.measurements == measurement }) else { return }
+                if self.measureLatency(of: sink) { return }
+            }
+        }
+        thread.name = "lightorgan output latency"
+        thread.start()
     }
 
     /// Starts a recorder on `sink` that `read` moves to once the current one ends, and ends the
@@ -152,10 +168,10 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     }
 
     /// Measures `sink`'s latency; when it leaves too little delay for the recorder's blocks, records
-    /// with shorter ones.
-    private func measureLatency(of sink: String) {
+    /// with shorter ones. False when the server gave no reading.
+    private func measureLatency(of sink: String) -> Bool {
         let recorderBlocks = state.withLock { ($0.next ?? $0.current).blockMilliseconds }
-        guard let latency = SoundServer.latency(ofSink: sink, recorderBlockMilliseconds: recorderBlocks) else { return }
+        guard let latency = SoundServer.latency(ofSink: sink, recorderBlockMilliseconds: recorderBlocks) else { return false }
         let recording = state.withLock { state in
             state.latency = latency
             return state.next ?? state.current
@@ -167,6 +183,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             // Under PipeWire shorter blocks make a shorter quantum, and a sound card's latency with it.
             state.withLock { $0.latency = shorter }
         }
+        return true
     }
 
     private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws -> Recording {
