@@ -35,11 +35,11 @@ build_release() {
 JSON
     local script
     # glibc_compat.o: sid's glibc headers bind symbols of glibc 2.38 and later; this object sends them to
-    # their older versions, so the binary runs with bookworm's glibc 2.36 (see packaging/glibc_compat.c).
+    # their older versions, so the binary runs with bookworm's glibc 2.36 (see scripts/packaging/glibc_compat.c).
     script="set -e; cd /src
         export PKG_CONFIG_PATH=$pkgconfig PKG_CONFIG_LIBDIR=$pkgconfig ${root:+PKG_CONFIG_SYSROOT_DIR=$root}
         bin=\$(swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --show-bin-path)
-        clang ${compiler_flags[*]} -std=c11 -O2 -fPIC -Wall -Werror -c packaging/glibc_compat.c -o /build/$arch/glibc_compat.o
+        clang ${compiler_flags[*]} -std=c11 -O2 -fPIC -Wall -Werror -c scripts/packaging/glibc_compat.c -o /build/$arch/glibc_compat.o
         # SwiftPM does not see the object given to the linker: the executable is linked anew each time (seconds).
         rm -f \$bin/lightorgan
         swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --product lightorgan \
@@ -63,7 +63,7 @@ check_runs_on_oldest() {
     glibcxx=$(highest_symbol_version "$binary" GLIBCXX)
     say "$(basename "$(dirname "$(dirname "$binary")")"): needs GLIBC_$glibc, GLIBCXX_${glibcxx:-none} (bookworm has $oldest_glibc, $oldest_glibcxx)"
     if [[ $(printf '%s\n' "$glibc" "$oldest_glibc" | sort -V | tail -n 1) != "$oldest_glibc" ]]; then
-        say "the binary needs glibc $glibc, newer than bookworm's $oldest_glibc; these symbols (add them to packaging/glibc_compat.c):"
+        say "the binary needs glibc $glibc, newer than bookworm's $oldest_glibc; these symbols (add them to scripts/packaging/glibc_compat.c):"
         readelf --dyn-syms --wide "$binary" | grep -E "@GLIBC_[0-9.]+" | awk '{print $8}' |
             awk -F'@' -v old="$oldest_glibc" '{ split($2, v, "_"); print v[2], $1 }' | sort -V | awk -v old="$oldest_glibc" '
             { split($1, a, "."); split(old, b, "."); if (a[1] * 1000 + a[2] > b[1] * 1000 + b[2]) print "  " $2 " (GLIBC_" $1 ")" }' >&2
@@ -115,15 +115,15 @@ make_deb() {
     sed 's|/usr/local/bin/lightorgan|/usr/bin/lightorgan|; s|^# Installed by scripts/install-pi as .*|# Installed by the lightorgan Debian package (scripts/build-pi).|' \
         "$repo_root/scripts/lightorgan-receiver.service" >"$staging/usr/lib/systemd/system/lightorgan-receiver.service"
     # /dev/gpiochip* for the gpio group (Raspberry Pi OS has such a rule; plain Debian does not).
-    install -D -m 644 "$repo_root/packaging/deb/60-lightorgan-gpio.rules" "$staging/usr/lib/udev/rules.d/60-lightorgan-gpio.rules"
+    install -D -m 644 "$repo_root/scripts/packaging/deb/60-lightorgan-gpio.rules" "$staging/usr/lib/udev/rules.d/60-lightorgan-gpio.rules"
     # On a Pi the receiver drives GPIO: the example settings with output gpio, kept across upgrades (conffile).
     install -d "$staging/etc/lightorgan"
     sed 's/^  output: terminal /  output: gpio     /' "$repo_root/scripts/lightorgan.example.yaml" >"$staging/etc/lightorgan/lightorgan.yaml"
     install -d "$staging/usr/share/doc/lightorgan"
-    sed "s/@LIBGPIOD_VERSION@/$gpiod_version/g; s/@SWIFT_VERSION@/$swift_version/g" "$repo_root/packaging/deb/copyright" \
+    sed "s/@LIBGPIOD_VERSION@/$gpiod_version/g; s/@SWIFT_VERSION@/$swift_version/g" "$repo_root/scripts/packaging/deb/copyright" \
         >"$staging/usr/share/doc/lightorgan/copyright"
     install -d "$staging/DEBIAN"
-    install -m 755 "$repo_root"/packaging/deb/{postinst,prerm,postrm} "$staging/DEBIAN/"
+    install -m 755 "$repo_root"/scripts/packaging/deb/{postinst,prerm,postrm} "$staging/DEBIAN/"
     echo /etc/lightorgan/lightorgan.yaml >"$staging/DEBIAN/conffiles"
     cat >"$staging/DEBIAN/control" <<CONTROL
 Package: lightorgan
