@@ -22,8 +22,10 @@ install_missing() {
     say "installing ${missing[*]}"
     local sudo=()
     [[ $(id -u) == 0 ]] || sudo=(sudo)
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Another apt (an unattended upgrade, a second script) may hold dpkg's lock: wait for it, up to 5 minutes.
+    local wait_for_lock=(-o DPkg::Lock::Timeout=300)
+    "${sudo[@]}" apt-get "${wait_for_lock[@]}" update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get "${wait_for_lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 find_swift() {
