@@ -124,5 +124,6 @@ ensure_arm64_binfmt() {
 ensure_arm64_root() {
     local suite=$1
     ensure_arm64_binfmt
+    install_missing arch-test  # mmdebstrap's check that this machine can run arm64 programs
     make_root "$cache_root/$suite-arm64" --variant=minbase --architectures=arm64 "$suite"
 }
