@@ -23,6 +23,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.max_connections")) var maxConnections: String?
     @Option(help: CommonOptions.help("receiver.idle_timeout")) var idleTimeout: String?
     @Option(help: CommonOptions.help("receiver.stats_interval")) var statsInterval: String?
+    @Option(help: CommonOptions.help("receiver.forward")) var forward: String?
 
     func run() async throws {
         try await reportingFailures {
@@ -34,9 +35,11 @@ struct ReceiveCommand: AsyncParsableCommand {
                 (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
                 (maxConnections, "--max-connections", "receiver.max_connections"),
                 (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
-                (statsInterval, "--stats-interval", "receiver.stats_interval"),
+                (statsInterval, "--stats-interval", "receiver.stats_interval"), (forward, "--forward", "receiver.forward"),
             ]
-            let settings = try await common.loadSettings(overrides, logger: logger).receiver
+            let all = try await common.loadSettings(overrides, logger: logger)
+            let settings = all.receiver
+            let lighting = try startLighting(settings.forward, role: "receive", settings: all, logger: logger)
             let receiver: ReceiverService
             do {
                 let output = try Self.makeOutput(settings)
@@ -45,13 +48,14 @@ struct ReceiveCommand: AsyncParsableCommand {
                     logger.info(
                         "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
                 }
-                receiver = try await ReceiverService.bind(settings: settings, output: output, logger: logger)
+                receiver = try await ReceiverService.bind(
+                    settings: settings, output: output, lighting: lighting.outputs, logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }
             // Published under its bound port (the kernel's choice when receiver.port is 0).
             let publisher = PublisherService(name: settings.name, port: receiver.port, logger: logger)
-            try await runUntilStopped([.init(service: publisher), .init(service: receiver)], logger: logger)
+            try await runUntilStopped(lighting.services + [.init(service: publisher), .init(service: receiver)], logger: logger)
         }
     }
 

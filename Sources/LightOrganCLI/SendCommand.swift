@@ -10,7 +10,7 @@ import ServiceLifecycle
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Analyse audio and stream [bass, mid, treble] frames to a receiver over TCP.")
+        abstract: "Analyse audio and stream [bass, mid, treble] frames to receivers over TCP and to sACN, Art-Net and DDP lights.")
 
     @OptionGroup var common: CommonOptions
     @Option(help: CommonOptions.help("sender.host")) var host: String?
@@ -61,16 +61,21 @@ struct SendCommand: AsyncParsableCommand {
                 let wanted = settings.receiverName.isEmpty ? "" : " named \"\(settings.receiverName)\""
                 logger.info("sender.host is auto: looking for a receiver\(wanted) on the local network (DNS-SD)")
                 services.append(.init(service: locator))
-                receivers = [locator]
+                receivers = settings.receivers.map(FixedReceiver.init) + [locator]
             }
+            // sACN, Art-Net and DDP targets in sender.hosts.
+            let lighting = try startLighting(settings.lighting, role: "send", settings: all, logger: logger)
+            services += lighting.services
             let sender: SenderService
             if let source {
                 logger.info("input: \(settings.input) (\(source.format))")
                 sender = SenderService(
-                    settings: settings, analysis: all.analysis, source: source, receivers: receivers, logger: logger)
+                    settings: settings, analysis: all.analysis, source: source, receivers: receivers,
+                    lighting: lighting.outputs, logger: logger)
             } else {
                 logger.info("input: test pattern counter, \(settings.framesPerSecond) frames/s")
-                sender = SenderService(settings: settings, receivers: receivers, logger: logger) { delivery in
+                sender = SenderService(settings: settings, receivers: receivers, lighting: lighting.outputs, logger: logger) {
+                    delivery in
                     FrameStream.counting(framesPerSecond: settings.framesPerSecond, made: { counter in
                         StandardOutput.write(String(format: "%.6f %d\n", MonotonicClock.seconds(), counter))
                     }, into: delivery)

@@ -4,7 +4,8 @@ public import LightOrganCore
 public import Logging
 import Synchronization
 
-/// Finds receivers on the local network: browses DNS-SD for `_lightorgan._tcp` through the Avahi
+/// Finds receivers (or WLED devices) on the local network: browses DNS-SD for `_lightorgan._tcp`
+/// (or `_wled._tcp`) through the Avahi
 /// daemon and resolves each service to a host, an address and a port.
 ///
 /// Every service seen gets a resolver that stays open, so a receiver that comes back on another
@@ -46,6 +47,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
     public let updates: AsyncStream<Update>
     private let continuation: AsyncStream<Update>.Continuation
     private let logger: Logger
+    /// The DNS-SD type browsed: `_lightorgan._tcp`, or `_wled._tcp` for WLED devices.
+    private let serviceType: String
     private var connection: AvahiConnection?
     private let closed = Atomic<Bool>(false)
     private var browser: OpaquePointer?
@@ -59,9 +62,10 @@ public final class ReceiverBrowser: @unchecked Sendable {
     /// Starts browsing.
     ///
     /// - Throws: ``DiscoveryError`` when Avahi cannot be used at all (no D-Bus system bus).
-    public init(logger: Logger) throws(DiscoveryError) {
+    public init(logger: Logger, serviceType: String = ServiceName.serviceType) throws(DiscoveryError) {
         (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(16))
         self.logger = logger
+        self.serviceType = serviceType
         connection = try AvahiConnection { [unowned self] state in stateChanged(state) }
     }
 
@@ -83,7 +87,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
         case .running(let client):
             guard browser == nil else { return }
             browser = avahi_service_browser_new(
-                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), ServiceName.serviceType, nil,
+                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), serviceType, nil,
                 AvahiLookupFlags(0), Self.browserCallback, Unmanaged.passUnretained(self).toOpaque())
             if browser == nil {
                 continuation.yield(

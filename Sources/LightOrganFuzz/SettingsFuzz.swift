@@ -16,6 +16,9 @@ enum SettingsFuzz {
             "0.049", "3600.1", "250", "251", "true", "no", "yes", "maybe", "", " ", "all", "none", "10.0.0.0/8", "::1/129",
             "5, 6", "5,,6", "512", "[5]", "pi.local", "pi.local:0", "[::1]:8181", "a b", "demo", "monitor", "-", "x.wav",
             "hw:1,0", "pwm", "onoff", "bar", "gpio", "stdout", "s16le", "ü", "🎛", "\u{0}", "\\", "\"", "'", "#", "%",
+            "sacn://10.0.0.9", "sacn://multicast?universe=63999&layout=blend&pixels=10000", "artnet://broadcast?universe=0",
+            "ddp://auto?name=x&pixels=0", "ddp://[::1]:4048?gamma=9", "sacn://h?address=512&layout=rgb", "dmx://x", "sacn://",
+            "sacn://h?rate=0", "artnet://h?universe=32768", "sacn://h?=&&x", "ddp://h?layout=segments&pixels=10000&address=1",
         ]
         switch generator.next() % 4 {
         case 0: return pool.randomElement(using: &generator)!
@@ -37,6 +40,12 @@ enum SettingsFuzz {
         try require(receiver.lines.values.allSatisfy { !$0.isEmpty && $0.allSatisfy((0...511).contains) }, "lines: \(context())")
         try require(analysis.midTrebleCrossover >= 2 * analysis.bassMidCrossover, "crossovers: \(context())")
         try require(!sender.host.isEmpty && !sender.host.contains(where: \.isWhitespace), "host: \(context())")
+        // Every placed lighting channel lies inside its universe (DDP: its byte space).
+        for patch in sender.lighting + receiver.forward {
+            let limit = patch.target.kind == .ddp ? LightingProtocol.ddpChannels : LightingProtocol.channelsPerUniverse
+            try require(patch.spans.allSatisfy { $0.channel >= 0 && $0.channel + $0.count <= limit }, "lighting: \(context())")
+            try require(patch.universes.allSatisfy { patch.target.kind.universes?.contains($0) ?? ($0 == 0) }, "universes: \(context())")
+        }
     }
 
     /// The catalog's parsing alone (every value of every source goes through it), at millions of inputs.

@@ -21,17 +21,22 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
 
     private let wanted: String
     private let logger: Logger
+    private let service: DiscoveredService
     private let browser: ReceiverBrowser
     private let state = Mutex(State())
 
     /// Starts browsing; `wanted` is `sender.receiver_name` (empty: any).
     ///
     /// - Throws: ``DiscoveryError`` when Avahi cannot be used at all.
-    public init(wanted: String, logger: Logger) throws(DiscoveryError) {
+    public init(wanted: String, logger: Logger, service: DiscoveredService = .receiver) throws(DiscoveryError) {
         self.wanted = wanted
         self.logger = logger
-        browser = try ReceiverBrowser(logger: logger)
+        self.service = service
+        browser = try ReceiverBrowser(logger: logger, serviceType: service.type)
     }
+
+    /// The address chosen now, if any, without waiting (for a lighting target's thread).
+    public var current: Endpoint? { state.withLock { $0.choice?.chosen?.endpoint } }
 
     public var description: String {
         state.withLock { $0.choice?.chosen.map { "\"\($0.name)\"" } }
@@ -82,7 +87,7 @@ public final class DiscoveryLocator: ReceiverLocator, Service {
                 if let endpoint = choice.chosen?.endpoint {
                     for waiter in waiters { waiter.resume(returning: endpoint) }
                 }
-                message = choice.summary(wanted: wanted)
+                message = choice.summary(wanted: wanted, service: service)
             }
             if message != lastMessage { logger.log(level: level, "\(message)") }
             lastMessage = message

@@ -24,9 +24,12 @@ public struct ReceiverService: Service {
     /// Binds the listening socket at once, so that errors (port in use…) come before anything runs
     /// and the bound port is known (``FrameListener/port``) when `receiver.port` is 0.
     public static func bind(
-        settings: ReceiverSettings, output: any LevelOutput, logger: Logger
+        settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, logger: Logger
     ) async throws -> ReceiverService {
         var shown = output
+        if let lighting, !lighting.transmitters.isEmpty {
+            shown = ForwardingOutput(output: output, lighting: lighting)
+        }
         if settings.delayMilliseconds > 0 {
             shown = DelayedOutput(wrapping: output, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
                 logger.error("output failed: \(error)")

@@ -1,9 +1,11 @@
 public import LightOrganCore
+import LightOrganNetwork
 public import Logging
 public import ServiceLifecycle
 import Synchronization
 
-/// `lightorgan send`: analyses audio in real time and streams frames to one or more receivers over TCP.
+/// `lightorgan send`: analyses audio in real time and streams frames to one or more receivers over
+/// TCP, and to lighting devices (sACN, Art-Net, DDP) through ``LightingOutputs``.
 ///
 /// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC, speaker delay; one
 /// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameSocket``
@@ -20,16 +22,17 @@ public struct SenderService: Service {
     private let settings: SenderSettings
     private let locators: [any ReceiverLocator]
     private let makeFrames: FrameSource
+    private let lighting: LightingOutputs?
     private let logger: Logger
 
     /// A sender that analyses `source` and streams to `receivers` (nil: the fixed addresses of
     /// `settings`; a ``DiscoveryLocator`` when `sender.host` is `auto`).
     public init(
         settings: SenderSettings, analysis: AnalysisParameters = .standard, source: any AudioSource,
-        receivers: [any ReceiverLocator]? = nil, logger: Logger
+        receivers: [any ReceiverLocator]? = nil, lighting: LightingOutputs? = nil, logger: Logger
     ) {
         let fps = settings.framesPerSecond
-        self.init(settings: settings, receivers: receivers, logger: logger) { delivery in
+        self.init(settings: settings, receivers: receivers, lighting: lighting, logger: logger) { delivery in
             FrameStream.start(
                 source: source, framesPerSecond: fps, parameters: analysis, delay: settings.delay, logger: logger,
                 into: delivery)
@@ -39,10 +42,12 @@ public struct SenderService: Service {
 
     /// A sender of ready-made frames (benchmarks, tests).
     public init(
-        settings: SenderSettings, receivers: [any ReceiverLocator]? = nil, logger: Logger, frames: @escaping FrameSource
+        settings: SenderSettings, receivers: [any ReceiverLocator]? = nil, lighting: LightingOutputs? = nil, logger: Logger,
+        frames: @escaping FrameSource
     ) {
         self.settings = settings
         self.locators = receivers ?? settings.receivers.map(FixedReceiver.init)
+        self.lighting = lighting
         self.makeFrames = frames
         self.logger = logger
     }
@@ -66,6 +71,7 @@ public struct SenderService: Service {
                         let delivery = FrameStream.Delivery { frame in
                             made.count.add(1, ordering: .relaxed)
                             for target in targets { target.send(frame) }
+                            lighting?.show(frame)
                         } finished: { error in
                             finished.resume(returning: error)
                         }
@@ -76,6 +82,7 @@ public struct SenderService: Service {
                 }
                 await withDiscardingTaskGroup { finishing in
                     for target in targets { finishing.addTask { await target.finish() } }
+                    if let lighting { finishing.addTask { lighting.stop() } }
                 }
                 group.cancelAll()
             }
@@ -91,7 +98,8 @@ public struct SenderService: Service {
         while (try? await Task.sleep(for: interval)) != nil {
             let total = made.count.load(ordering: .relaxed)
             defer { reported = total }
-            let line = StatisticsLine.sender(framesMade: total - reported, interval: interval, targets: targets.map { $0.takeStatistics() })
+            var line = StatisticsLine.sender(framesMade: total - reported, interval: interval, targets: targets.map { $0.takeStatistics() })
+            for transmitter in lighting?.transmitters ?? [] { line += "; \(transmitter.takeStatistics())" }
             logger.info("\(line)")
         }
     }

@@ -48,7 +48,9 @@ public struct SettingsLoader: Sendable {
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
         providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
         // An empty file (or only comments) sets nothing; swift-configuration wants a mapping.
-        if let file, let fileSource, try Self.checkKeys(inFile: file) {
+        var fixtures: [String: RawSetting] = [:]
+        if let file, let fileSource, let checked = try Self.checkKeys(inFile: file) {
+            fixtures = checked
             do {
                 let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(file))
                 providers.append((provider, { _ in fileSource }))
@@ -80,6 +82,8 @@ public struct SettingsLoader: Sendable {
             raw[key.name] = RawSetting(value, from: source)
             sources[key.name] = source
         }
+        // Fixtures come from the file only (their names are the person's own, not catalog keys).
+        raw.merge(fixtures) { catalog, _ in catalog }
         return Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources)
     }
 
@@ -117,8 +121,9 @@ public struct SettingsLoader: Sendable {
         return EnvironmentVariablesProvider(environmentVariables: stripped)
     }
 
-    /// Checks the file's syntax and that every key in it is known; false when it holds nothing.
-    static func checkKeys(inFile path: String) throws(SettingsError) -> Bool {
+    /// Checks the file's syntax and that every key in it is known; nil when it holds nothing,
+    /// else the fixtures' settings (`fixtures.wash.universe`, each with its file and line).
+    static func checkKeys(inFile path: String) throws(SettingsError) -> [String: RawSetting]? {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -133,27 +138,50 @@ public struct SettingsLoader: Sendable {
         } catch {
             throw SettingsError("\(path): not valid YAML: \(error)")
         }
-        guard let root else { return false }
+        guard let root else { return nil }
         guard case .mapping(let mapping) = root else {
             throw SettingsError("\(path): must hold sections such as `sender:` and `receiver:` with keys under them")
         }
-        for (name, line) in leafKeys(of: mapping, prefix: "") where SettingsCatalog.key(named: name) == nil {
+        var fixtures: [String: RawSetting] = [:]
+        for (name, line, value) in leafKeys(of: mapping, prefix: "") where SettingsCatalog.key(named: name) == nil {
             let source = SettingSource.file(line.map { "\(path):\($0)" } ?? path)
+            if let (fixture, field) = FixtureSettings.split(name) {
+                guard FixtureSettings.isField(field) else {
+                    let closest = FixtureSettings.closestField(to: field)
+                    throw SettingsError(
+                        "\(source): unknown key \(name); did you mean fixtures.\(fixture).\(closest)? (a fixture has \(FixtureSettings.fields.map(\.name).joined(separator: ", ")))")
+                }
+                guard let value else {
+                    throw SettingsError("\(source): \(name) must be a single value; allowed: \(FixtureSettings.fields.first { $0.name == field }!.allowed)")
+                }
+                fixtures[name] = RawSetting(value, from: source)
+                continue
+            }
+            if name.hasPrefix("fixtures") {
+                throw SettingsError(
+                    "\(source): \(name) is not a fixture setting; write fixtures.NAME.target: sacn://… with NAME of your choice (see the example file)")
+            }
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
-        return true
+        return fixtures
     }
 
-    /// Dotted names of every value in the mapping, with their 1-based line numbers.
-    private static func leafKeys(of mapping: Node.Mapping, prefix: String) -> [(String, Int?)] {
-        mapping.flatMap { key, value -> [(String, Int?)] in
+    /// Dotted names of every value in the mapping, with their 1-based line numbers and their text
+    /// (a list of scalars as comma-separated text; nil for anything else).
+    private static func leafKeys(of mapping: Node.Mapping, prefix: String) -> [(String, Int?, String?)] {
+        mapping.flatMap { key, value -> [(String, Int?, String?)] in
             let name = prefix + (key.string ?? "?")
             switch value {
             case .mapping(let inner): return leafKeys(of: inner, prefix: name + ".")
             case .scalar(let scalar) where scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null":
-                // `sender:` with nothing under it is an empty section, not a value.
-                return SettingsCatalog.keys.contains { $0.name.hasPrefix(name + ".") } ? [] : [(name, key.mark?.line)]
-            default: return [(name, key.mark?.line)]
+                // `sender:` (or `fixtures:`) with nothing under it is an empty section, not a value.
+                let isSection = name == "fixtures" || SettingsCatalog.keys.contains { $0.name.hasPrefix(name + ".") }
+                return isSection ? [] : [(name, key.mark?.line, scalar.string)]
+            case .scalar(let scalar): return [(name, key.mark?.line, scalar.string)]
+            case .sequence(let items):
+                let texts = items.compactMap(\.string)
+                return [(name, key.mark?.line, texts.count == items.count ? texts.joined(separator: ", ") : nil)]
+            default: return [(name, key.mark?.line, nil)]
             }
         }
     }

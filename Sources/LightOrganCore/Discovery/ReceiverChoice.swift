@@ -39,19 +39,43 @@ public struct ReceiverChoice: Sendable, Equatable {
 
     /// One log line that says what was seen and what was chosen (and how to choose another), or
     /// that the wanted receiver is not there.
-    public func summary(wanted: String) -> String {
+    public func summary(wanted: String, service: DiscoveredService = .receiver) -> String {
         let list = seen.map(\.description).joined(separator: ", ")
+        let noun = service.noun
         if !wanted.isEmpty {
             guard let chosen else {
                 return seen.isEmpty
-                    ? "no receiver \"\(wanted)\" on the network yet (sender.receiver_name); waiting for it"
-                    : "no receiver \"\(wanted)\" on the network (sender.receiver_name); seen: \(list); waiting for it"
+                    ? "no \(noun) \"\(wanted)\" on the network yet (\(service.nameSetting)); waiting for it"
+                    : "no \(noun) \"\(wanted)\" on the network (\(service.nameSetting)); seen: \(list); waiting for it"
             }
-            return "found receiver \(chosen.description)"
+            return "found \(noun) \(chosen.description)"
         }
-        guard let chosen else { return "no receiver on the network yet; waiting for one (or set sender.host)" }
-        if seen.count == 1 { return "found receiver \(chosen.description)" }
+        guard let chosen else { return "no \(noun) on the network yet; waiting for one (or set \(service.hostSetting))" }
+        if seen.count == 1 { return "found \(noun) \(chosen.description)" }
         return
-            "receivers on the network: \(list); streaming to \"\(chosen.name)\" (set sender.receiver_name to choose another)"
+            "\(noun)s on the network: \(list); \(service.verb) \"\(chosen.name)\" (set \(service.nameSetting) to choose another)"
     }
+}
+
+/// What kind of service discovery looks for, and how to talk about it in logs.
+public struct DiscoveredService: Sendable, Equatable {
+    /// The DNS-SD service type, e.g. `_lightorgan._tcp`.
+    public var type: String
+    /// What one is called: `receiver`, `WLED device`.
+    public var noun: String
+    /// The setting that picks one by name.
+    public var nameSetting: String
+    /// The setting that names one by address instead.
+    public var hostSetting: String
+    /// What the sender does with the chosen one: `streaming to`.
+    public var verb: String
+
+    /// lightorgan receivers (`_lightorgan._tcp`).
+    public static let receiver = DiscoveredService(
+        type: ServiceName.serviceType, noun: "receiver", nameSetting: "sender.receiver_name", hostSetting: "sender.host",
+        verb: "streaming to")
+    /// WLED devices, which announce themselves as `_wled._tcp` (their web server's port).
+    public static let wled = DiscoveredService(
+        type: "_wled._tcp", noun: "WLED device", nameSetting: "?name= in the target", hostSetting: "the device's address in the target",
+        verb: "driving")
 }

@@ -154,6 +154,40 @@ extension SettingKey {
         }
     }
 
+    /// A list of receivers (`host[:port]`, where `allowsReceivers`) and lighting targets
+    /// (`sacn://…`, `artnet://…`, `ddp://…`); a bad entry is named with what is wrong with it.
+    static func targets(
+        _ name: String, allowsReceivers: Bool, summary: String,
+        store: @escaping @Sendable (inout Settings, [Endpoint], [LightingTarget]) -> Void
+    ) -> SettingKey {
+        let allowed = allowsReceivers
+            ? "receivers as host names or addresses, each optionally with :port ([::1]:8181 for IPv6), and lighting targets: \(LightingTarget.allowedForm)"
+            : "lighting targets: \(LightingTarget.allowedForm)"
+        return SettingKey(name, default: "", allowed: allowed, summary: summary, acceptsList: true) { settings, raw in
+            let parts = raw.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
+            var receivers: [Endpoint] = []
+            var targets: [LightingTarget] = []
+            for part in parts {
+                if LightingTarget.looksLikeTarget(part) {
+                    do throws(SettingProblemText) {
+                        targets.append(try LightingTarget(parsing: part))
+                    } catch {
+                        return SettingProblem(text: "is not allowed: \(error.text)")
+                    }
+                } else if allowsReceivers, let receiver = Endpoint(parsing: part) {
+                    receivers.append(receiver)
+                } else {
+                    return SettingProblem(text: "has `\(part)`, which is not allowed; allowed: \(allowed)")
+                }
+            }
+            for (index, target) in targets.enumerated() where targets[..<index].contains(where: { $0.address == target.address }) {
+                return SettingProblem(text: "has \(target.address) twice; list each device once (fixtures: puts several lights on one)")
+            }
+            store(&settings, receivers, targets)
+            return nil
+        }
+    }
+
     /// A delay: whole milliseconds 0…``LightDelay/maximumMilliseconds`` (a trailing `ms` allowed),
     /// or `auto` where `allowsAuto`.
     static func delay(

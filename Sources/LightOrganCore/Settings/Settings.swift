@@ -7,6 +7,10 @@ public struct Settings: Sendable, Equatable {
     public var receiver = ReceiverSettings()
     /// How the sender (and `analyze`) turns audio into levels.
     public var analysis = AnalysisParameters.standard
+    /// What lighting targets (sACN, Art-Net, DDP) share on both sides.
+    public var lighting = LightingSettings()
+    /// Things worth a line in the log that are not errors (a fixture whose target no list names).
+    public var warnings: [String] = []
 
     /// The built-in defaults.
     public init() {}
@@ -20,8 +24,14 @@ public struct SenderSettings: Sendable, Equatable {
     public var receiverName = ""
     /// TCP port of the receiver, 1…65535.
     public var port = 8181
-    /// Several receivers at once (`sender.hosts`); empty means `host` and `port` alone.
+    /// Several receivers at once (`sender.hosts`, the entries without a scheme); empty (and no
+    /// lighting target) means `host` and `port` alone. A host `auto` is found by DNS-SD.
     public var hosts: [Endpoint] = []
+    /// Lighting devices driven directly (`sender.hosts` entries with a scheme: `sacn://…`), each
+    /// with its fixtures placed; filled by ``SettingsCatalog/resolve(_:)``.
+    public var lighting: [LightingPatch] = []
+    /// The lighting targets as parsed, before their fixtures are placed.
+    var lightingTargets: [LightingTarget] = []
     /// Seconds between two statistics lines in the log; 0: none.
     public var statsInterval = 10.0
     /// Frames sent per second, 10…250.
@@ -39,14 +49,22 @@ public struct SenderSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether the receiver is found by DNS-SD: `host` is `auto` and `hosts` is empty.
-    public var discoversReceiver: Bool { hosts.isEmpty && host.lowercased() == "auto" }
+    /// Whether `sender.hosts` lists nothing at all (then `host` and `port` name the receiver).
+    private var usesHostAlone: Bool { hosts.isEmpty && lightingTargets.isEmpty }
 
-    /// The receivers at fixed addresses: `hosts`, each with `port` unless it names its own, or
-    /// `host`:`port`; empty when ``discoversReceiver``.
+    /// Whether a receiver is found by DNS-SD: `host` is `auto` and `hosts` is empty, or `hosts`
+    /// has an entry `auto`.
+    public var discoversReceiver: Bool {
+        usesHostAlone ? host.lowercased() == "auto" : hosts.contains { $0.host.lowercased() == "auto" }
+    }
+
+    /// The receivers at fixed addresses: `hosts` but `auto`, each with `port` unless it names
+    /// its own, or `host`:`port` when `hosts` is empty and not `auto`.
     public var receivers: [Endpoint] {
-        if discoversReceiver { return [] }
-        return hosts.isEmpty ? [Endpoint(host: host, port: port)] : hosts.map { Endpoint(host: $0.host, port: $0.port ?? port) }
+        if usesHostAlone {
+            return discoversReceiver ? [] : [Endpoint(host: host, port: port)]
+        }
+        return hosts.filter { $0.host.lowercased() != "auto" }.map { Endpoint(host: $0.host, port: $0.port ?? port) }
     }
 }
 
@@ -133,6 +151,11 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var idleTimeout = 10.0
     /// Seconds between two statistics lines in the log; 0: none.
     public var statsInterval = 10.0
+    /// Lighting devices the lamps' levels are passed on to (`receiver.forward`), each with its
+    /// fixtures placed; filled by ``SettingsCatalog/resolve(_:)``.
+    public var forward: [LightingPatch] = []
+    /// The targets of `receiver.forward` as parsed, before their fixtures are placed.
+    var forwardTargets: [LightingTarget] = []
 
     public init() {}
 
@@ -157,4 +180,13 @@ public enum OutputChoice: String, Sendable, Equatable, CaseIterable, CustomStrin
     case gpio
 
     public var description: String { rawValue }
+}
+
+/// Settings of the lighting targets, on both sides.
+public struct LightingSettings: Sendable, Equatable {
+    /// After this long with every lamp dark, seconds, lighting targets are let go: sACN streams
+    /// terminated, nothing more sent (WLED returns to its own effects), until a lamp lights again.
+    public var releaseAfter = 5.0
+
+    public init() {}
 }

@@ -38,11 +38,13 @@ public enum SettingsCatalog {
         .choice(
             "sender.format", default: SampleFormat.s16le, summary: "Raw PCM on stdin: sample format."
         ) { $0.sender.rawFormat = $1 },
-        .list(
-            "sender.hosts", default: "", allowed: "host names or addresses, each optionally with :port ([::1]:8181 for IPv6)",
-            summary: "Several receivers to stream the same frames to at once (empty: sender.host alone).",
-            parse: Endpoint.init(parsing:)
-        ) { $0.sender.hosts = $1 },
+        .targets(
+            "sender.hosts", allowsReceivers: true,
+            summary: "Several receivers and lighting devices to send the same frames to at once: host[:port] of a receiver (auto: found by DNS-SD), or sacn://, artnet://, ddp:// targets (empty: sender.host alone)."
+        ) { settings, receivers, targets in
+            settings.sender.hosts = receivers
+            settings.sender.lightingTargets = targets
+        },
         .serviceName(
             "sender.receiver_name",
             summary: "With sender.host auto: the receiver to stream to, by its published name (empty: the first found)."
@@ -123,6 +125,14 @@ public enum SettingsCatalog {
             "receiver.stats_interval", default: 10, range: 0...86400, unit: "seconds",
             summary: "How often the receiver logs frames per second, dropped frames and the last frame (0: never)."
         ) { $0.receiver.statsInterval = $1 },
+        .targets(
+            "receiver.forward", allowsReceivers: false,
+            summary: "Lighting devices that show the lamps too: sacn://, artnet://, ddp:// targets (fixtures: says how)."
+        ) { settings, _, targets in settings.receiver.forwardTargets = targets },
+        .decimal(
+            "lighting.release_after", default: 5, range: 0.1...3600, unit: "seconds",
+            summary: "After this long with every lamp dark, lighting devices are let go (sACN streams terminated, WLED back to its own effects) until a lamp lights again."
+        ) { $0.lighting.releaseAfter = $1 },
         .decimal(
             "analysis.crossover_low", default: 250, range: 40...1000, unit: "Hz",
             summary: "Bass/mid crossover."
@@ -203,7 +213,102 @@ public enum SettingsCatalog {
                 problem: "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
                     + "analysis.full_at must be above analysis.dark_below")
         }
+        try placeFixtures(values, in: &settings)
         return settings
+    }
+
+    /// Builds the fixtures under `fixtures:` and places them, or the one each target implies, on
+    /// every lighting target of both sides.
+    private static func placeFixtures(_ values: [String: RawSetting], in settings: inout Settings) throws(SettingsError) {
+        // The fixtures of the file, by name, in the order of their first setting's key.
+        var named: [String: [String: (key: String, raw: RawSetting)]] = [:]
+        for (key, raw) in values {
+            guard let (fixture, field) = FixtureSettings.split(key) else { continue }
+            named[fixture, default: [:]][field] = (key, raw)
+        }
+        var fixtures: [(fixture: Fixture, fields: [String: (key: String, raw: RawSetting)])] = []
+        for name in named.keys.sorted() {
+            let fields = named[name]!
+            guard let target = fields["target"] else {
+                let (key, raw) = fields.values.sorted { $0.key < $1.key }.first!
+                throw SettingsError.badValue(
+                    key: key, raw: raw,
+                    problem: "belongs to fixtures.\(name), which has no target; add fixtures.\(name).target: sacn://…, artnet://… or ddp://…")
+            }
+            let device: LightingTarget
+            do throws(SettingProblemText) {
+                device = try LightingTarget(parsing: target.raw.value.trimmingWhitespace())
+            } catch {
+                throw SettingsError.badValue(key: target.key, raw: target.raw, problem: "is not a lighting target: \(error.text)")
+            }
+            if !device.fixtureFields.isEmpty {
+                throw SettingsError.badValue(
+                    key: target.key, raw: target.raw,
+                    problem: "has fixture settings after ?; write them as fixtures.\(name).universe, .address, … instead")
+            }
+            var fixture = FixtureSettings.defaultFixture(named: name, on: device)
+            for field in fields.keys.sorted() where field != "target" {
+                let (key, raw) = fields[field]!
+                if let problem = FixtureSettings.apply(field: field, raw: raw.value, to: &fixture) {
+                    throw SettingsError.badValue(key: key, raw: raw, problem: problem.text)
+                }
+            }
+            fixtures.append((fixture, fields))
+        }
+        let sides: [(key: String, targets: [LightingTarget])] = [
+            ("sender.hosts", settings.sender.lightingTargets), ("receiver.forward", settings.receiver.forwardTargets),
+        ]
+        var patches: [[LightingPatch]] = []
+        for (listKey, targets) in sides {
+            let listRaw = values[listKey] ?? RawSetting("", from: .builtInDefault)
+            var placed: [LightingPatch] = []
+            for target in targets {
+                var own = fixtures.filter { $0.fixture.target == target.address }
+                if own.isEmpty {
+                    // The one fixture the target implies, from the settings after `?`.
+                    var fixture = FixtureSettings.defaultFixture(named: target.address, on: target)
+                    for field in target.fixtureFields.keys.sorted() {
+                        if let problem = FixtureSettings.apply(field: field, raw: target.fixtureFields[field]!, to: &fixture) {
+                            throw SettingsError.badValue(key: listKey, raw: listRaw, problem: "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)")
+                        }
+                    }
+                    own = [(fixture, [:])]
+                } else if !target.fixtureFields.isEmpty {
+                    throw SettingsError.badValue(
+                        key: listKey, raw: listRaw,
+                        problem: "sets fixture settings after ? for \(target.address), which fixtures.\(own[0].fixture.name) lays out already; keep one of the two")
+                }
+                do throws(LightingPatch.Problem) {
+                    placed.append(try LightingPatch(target: target, fixtures: own.map(\.fixture)))
+                } catch {
+                    let culprit = own.first { $0.fixture.name == error.fixture }
+                    if let culprit, let field = culprit.fields[error.field] ?? culprit.fields["address"] ?? culprit.fields["target"] {
+                        let key = "fixtures.\(error.fixture).\(error.field)"
+                        let raw = culprit.fields[error.field]?.raw ?? RawSetting(Self.shown(error.field, of: culprit.fixture), from: field.raw.source)
+                        throw SettingsError.badValue(key: key, raw: raw, problem: error.text)
+                    }
+                    throw SettingsError.badValue(
+                        key: listKey, raw: listRaw, problem: "has \(target.address) whose \(error.field) \(Self.shown(error.field, of: own[0].fixture)) \(error.text)")
+                }
+            }
+            patches.append(placed)
+        }
+        settings.sender.lighting = patches[0]
+        settings.receiver.forward = patches[1]
+        let used = Set((patches[0] + patches[1]).map(\.target.address))
+        for (fixture, _) in fixtures where !used.contains(fixture.target) {
+            settings.warnings.append(
+                "fixtures.\(fixture.name): its target \(fixture.target) is in neither sender.hosts nor receiver.forward, so nothing drives it")
+        }
+    }
+
+    /// A fixture field's value as a person would write it, for a message.
+    private static func shown(_ field: String, of fixture: Fixture) -> String {
+        switch field {
+        case "universe": "\(fixture.universe)"
+        case "pixels": "\(fixture.pixels)"
+        default: "\(fixture.address)"
+        }
     }
 
     /// The known key closest to `name`, if one is close enough to be a likely typo.

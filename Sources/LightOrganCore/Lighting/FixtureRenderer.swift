@@ -1,0 +1,107 @@
+import Foundation
+
+/// Turns frames into the channel values of one target's fixtures: a buffer per universe (DDP:
+/// one buffer, the device's bytes from offset 0), ready to be put in packets.
+///
+/// Levels are perceptual (0…255, see ``LevelFrame``); each fixture turns them into light with its
+/// own gamma (`(level / 255)^gamma`), mixes colours in that linear light, and writes 8-bit channels.
+/// Channels no fixture uses stay 0. Rendering allocates nothing.
+public struct FixtureRenderer: Sendable {
+    /// The patch it renders.
+    public let patch: LightingPatch
+    /// Channel values of each universe of ``LightingPatch/universes``, in that order; each holds
+    /// ``slotCounts`` meaningful channels (a universe: 512 at most).
+    public private(set) var buffers: [[UInt8]]
+    /// Channels used in each buffer: up to the highest one any fixture uses, rounded up to an even
+    /// count (Art-Net wants an even length; sACN and DDP accept it).
+    public let slotCounts: [Int]
+    /// Light (0…1) of each level for each fixture's gamma.
+    private let lightTables: [[Float]]
+    /// One fixture's channels, reused.
+    private var scratch: [UInt8]
+
+    public init(patch: LightingPatch) {
+        self.patch = patch
+        var slotCounts: [Int] = []
+        for universe in patch.universes {
+            let end = patch.spans.filter { $0.universe == universe }.map { $0.channel + $0.count }.max() ?? 0
+            // DDP takes any length; a universe an even one of at least 2.
+            slotCounts.append(patch.target.kind == .ddp ? end : max(2, end + end % 2))
+        }
+        self.slotCounts = slotCounts
+        buffers = slotCounts.map { [UInt8](repeating: 0, count: $0) }
+        lightTables = patch.fixtures.map { fixture in
+            (0...255).map { level in Float(pow(Double(level) / 255, fixture.gamma)) }
+        }
+        scratch = [UInt8](repeating: 0, count: patch.fixtures.map(\.channelCount).max() ?? 0)
+    }
+
+    /// Fills ``buffers`` with `frame`.
+    public mutating func render(_ frame: LevelFrame) {
+        for (index, fixture) in patch.fixtures.enumerated() {
+            let table = lightTables[index]
+            let light = SIMD3(table[Int(frame.bass)], table[Int(frame.mid)], table[Int(frame.treble)])
+            Self.channels(of: fixture, light: light, into: &scratch)
+            for span in patch.spans where span.fixture == index {
+                let buffer = patch.universes.firstIndex(of: span.universe)!
+                for offset in 0..<span.count {
+                    buffers[buffer][span.channel + offset] = scratch[span.fixtureChannel + offset]
+                }
+            }
+        }
+    }
+
+    /// The channels of `fixture` for the bands' light (each 0…1), into the first
+    /// ``Fixture/channelCount`` bytes of `channels`.
+    static func channels(of fixture: Fixture, light bands: SIMD3<Float>, into channels: inout [UInt8]) {
+        switch fixture.layout {
+        case .dimmers:
+            for band in 0..<3 { channels[band] = byte(bands[band]) }
+        case .rgb, .blend:
+            let (red, green, blue) = mix(bands, fixture.palette)
+            let pixels = fixture.layout == .rgb ? 1 : fixture.pixels
+            for pixel in 0..<pixels {
+                channels[3 * pixel] = red
+                channels[3 * pixel + 1] = green
+                channels[3 * pixel + 2] = blue
+            }
+        case .rgbw:
+            let (red, green, blue) = mix(bands, fixture.palette)
+            let white = min(red, green, blue)
+            channels[0] = red - white
+            channels[1] = green - white
+            channels[2] = blue - white
+            channels[3] = white
+        case .segments:
+            for pixel in 0..<fixture.pixels {
+                let band = min(2, pixel * 3 / fixture.pixels)
+                let color = fixture.palette.colors[band]
+                let amount = bands[band] / 255
+                channels[3 * pixel] = byte(amount * Float(color.red))
+                channels[3 * pixel + 1] = byte(amount * Float(color.green))
+                channels[3 * pixel + 2] = byte(amount * Float(color.blue))
+            }
+        }
+    }
+
+    /// The bands' colours added in proportion to their light, each channel clipped at full.
+    private static func mix(_ bands: SIMD3<Float>, _ palette: Palette) -> (UInt8, UInt8, UInt8) {
+        var red: Float = 0
+        var green: Float = 0
+        var blue: Float = 0
+        for band in 0..<3 {
+            let color = palette.colors[band]
+            red += bands[band] * Float(color.red) / 255
+            green += bands[band] * Float(color.green) / 255
+            blue += bands[band] * Float(color.blue) / 255
+        }
+        return (byte(red), byte(green), byte(blue))
+    }
+
+    /// 0…1 → 0…255, rounded, clipped.
+    private static func byte(_ unit: Float) -> UInt8 {
+        guard unit > 0 else { return 0 }
+        guard unit < 1 else { return 255 }
+        return UInt8((unit * 255).rounded())
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+public import LightOrganCore
+public import LightOrganNetwork
+public import Logging
+
+/// The lighting targets of one side (`sender.hosts` entries with a scheme, or `receiver.forward`),
+/// each driven by its own ``LightingTransmitter``.
+public struct LightingOutputs: Sendable {
+    /// One per target, in the order of the settings.
+    public let transmitters: [LightingTransmitter]
+
+    /// Starts a transmitter for every patch, sending as this machine's `role` (`send`,
+    /// `receive`); `locate` gives the host of a target found by DNS-SD (`ddp://auto`).
+    public init(
+        _ patches: [LightingPatch], role: String, releaseAfter: Double, logger: Logger,
+        locate: (LightingTarget) -> (@Sendable () -> String?)? = { _ in nil }
+    ) {
+        let source = LightingSource(cid: Self.stableIdentifier(role: role), name: Self.sourceName(role: role))
+        transmitters = patches.map { patch in
+            LightingTransmitter(
+                patch: patch, source: source, releaseAfter: .milliseconds(Int64(releaseAfter * 1000)), logger: logger,
+                locate: locate(patch.target))
+        }
+    }
+
+    /// Shows `frame` on every target; never waits for the network.
+    public func show(_ frame: LevelFrame) {
+        for transmitter in transmitters { transmitter.show(frame) }
+    }
+
+    /// Darkens every target, terminates its streams and ends its thread.
+    public func stop() {
+        for transmitter in transmitters { transmitter.stop() }
+    }
+
+    /// `lightorgan send on laptop` (the sACN source name receivers show).
+    static func sourceName(role: String) -> String {
+        "lightorgan \(role) on \(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "?")"
+    }
+
+    /// The same CID on every start of `role` on this machine: derived from `/etc/machine-id` (the
+    /// systemd machine identity; D-Bus's copy, else the host name, where it is missing).
+    static func stableIdentifier(role: String) -> [UInt8] {
+        let machine = ["/etc/machine-id", "/var/lib/dbus/machine-id"].lazy.compactMap {
+            try? String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        }.first { !$0.isEmpty } ?? ProcessInfo.processInfo.hostName
+        return LightingSource.stableIdentifier(machine: machine, role: role)
+    }
+}
+
+/// A ``LevelOutput`` that shows every frame on the receiver's own lamps and passes it on to the
+/// lighting targets of `receiver.forward`: the same frames, timeouts and lamps-off as the lines.
+/// A lighting target never delays the lines: its ``LightingTransmitter`` never waits.
+struct ForwardingOutput: LevelOutput {
+    var output: any LevelOutput
+    let lighting: LightingOutputs
+
+    mutating func show(_ frame: LevelFrame) throws {
+        lighting.show(frame)
+        try output.show(frame)
+    }
+
+    mutating func shutDown() {
+        output.shutDown()
+        lighting.stop()
+    }
+}
