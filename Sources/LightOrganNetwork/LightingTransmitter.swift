@@ -12,8 +12,9 @@ public import Logging
 ///
 /// ``show(_:)`` never waits on the network: it renders and sends at once when the target's rate
 /// allows (one `sendto(2)` per universe or DDP packet, on the caller's thread), else it keeps the
-/// frame and the transmitter's own thread sends the newest kept one when the next slot opens
-/// (so a frame waits at most one slot). That thread also resolves the device's name (DNS and
+/// frame for the next caller, whose newer frame replaces it (newest wins: what goes out is always
+/// the frame just made). Only when no frame follows within ``flushAfter`` does the transmitter's
+/// own thread send the kept one, so frames that keep coming cost that thread no wake-up. It also resolves the device's name (DNS and
 /// DNS-SD may block it, never the caller or another target), resends the last frame every
 /// ``keepAlive`` while nothing new comes (WLED gives up realtime mode after 2.5 s of silence, an
 /// E1.31 receiver declares data loss after 2.5 s), and, after `releaseAfter` of dark frames,
@@ -26,6 +27,9 @@ public import Logging
 public final class LightingTransmitter: Sendable {
     /// The longest the last frame goes unrepeated while the target is held.
     public static let keepAlive: Int64 = 1_000_000_000
+    /// How long a frame kept for its slot waits for a newer one before the thread sends it
+    /// itself: frames that keep coming are sent by their own callers, the thread stays asleep.
+    static let flushAfter: Int64 = 60_000_000
     /// How often a device that cannot be resolved is tried again.
     static let retryResolve: Int64 = 1_000_000_000
     /// How often a resolved name is resolved again (a device that changed address is followed).
@@ -48,8 +52,11 @@ public final class LightingTransmitter: Sendable {
         /// The host the socket was resolved from, and when to resolve again.
         var resolvedHost: String?
         var nextResolve: Int64 = 0
-        /// The newest frame not sent yet.
+        /// The newest frame not sent yet, and since when one has been waiting.
         var pending: LevelFrame?
+        var pendingSince: Int64 = 0
+        /// When the thread wakes next by itself.
+        var threadDeadline: Int64 = .max
         var lastShown = LevelFrame.off
         /// The earliest time the next packet may go (slots `interval` apart).
         var nextSlot: Int64 = 0
@@ -103,6 +110,7 @@ public final class LightingTransmitter: Sendable {
         let wake = condition.withLock { state -> Bool in
             guard !state.stopping else { return false }
             let now = MonotonicNanoseconds.now()
+            let previous = state.lastShown
             state.lastShown = frame
             if !frame.isOff { state.litAt = now }
             if state.released {
@@ -115,9 +123,13 @@ public final class LightingTransmitter: Sendable {
                 state.pending = nil
                 return false
             }
-            let wasPending = state.pending != nil
+            let darkens = frame.isOff && !(state.pending ?? previous).isOff
+            if state.pending == nil { state.pendingSince = now }
             state.pending = frame
-            return !wasPending  // the thread sleeps past this slot: wake it to send then
+            // While frames flow, the next one sends (or replaces) this one; the thread flushes it
+            // only if none follows within ``flushAfter``, or at the next keep-alive. It is woken
+            // only for a frame that turns the lamps dark (a receiver's last frame before silence).
+            return darkens && state.threadDeadline > now + Self.flushAfter
         }
         if wake { condition.signal() }
     }
@@ -172,7 +184,7 @@ public final class LightingTransmitter: Sendable {
                         return true
                     }
                     if now >= state.nextResolve { return false }
-                    if let frame = state.pending, now >= state.nextSlot - slack {
+                    if let frame = state.pending, now >= max(state.nextSlot - slack, state.pendingSince + Self.flushAfter) {
                         state.pending = nil
                         send(frame, in: &state, now: now)
                     }
@@ -185,12 +197,16 @@ public final class LightingTransmitter: Sendable {
                         }
                     }
                     var deadline = state.nextResolve
-                    if state.pending != nil { deadline = min(deadline, state.nextSlot - slack) }
+                    if state.pending != nil {
+                        deadline = min(deadline, max(state.nextSlot - slack, state.pendingSince + Self.flushAfter))
+                    }
                     if !state.released {
                         deadline = min(deadline, state.lastSendAt + Self.keepAlive)
                         if state.lastShown.isOff { deadline = min(deadline, state.litAt + releaseAfter) }
                     }
+                    state.threadDeadline = deadline
                     condition.waitWhileLocked(untilNanoseconds: deadline)
+                    state.threadDeadline = .max
                 }
             }
             if stop { return }
