@@ -8,7 +8,8 @@ public import ServiceLifecycle
 ///
 /// Data flow: socket → ``FrameListener`` (per connection: bytes → newest complete frame of each
 /// read) → ``LampSwitchboard`` (``SenderArbiter``: one active sender, takeover, allow list,
-/// connection limit, idle and flood cut-offs) → ``LevelOutput``. A sweep a few times per lamp
+/// connection limit, idle and flood cut-offs) → ``LevelOutput`` (and the `receiver.forward`
+/// lighting targets beside it, after `receiver.delay` like the lines). A sweep a few times per lamp
 /// timeout, on the listener's event loop (the thread that is awake for the frames anyway),
 /// turns the lamps off when the active sender goes quiet; a statistics line is logged
 /// every `receiver.stats_interval`. On graceful shutdown (SIGINT/SIGTERM) it stops accepting,
@@ -19,6 +20,7 @@ public struct ReceiverService: Service {
     private let switchboard: LampSwitchboard
     private let rules: ReceiverRules
     private let statsInterval: Duration?
+    private let lighting: LightingOutputs?
     private let logger: Logger
 
     /// Binds the listening socket at once, so that errors (port in use…) come before anything runs
@@ -31,7 +33,7 @@ public struct ReceiverService: Service {
             shown = ForwardingOutput(output: output, lighting: lighting)
         }
         if settings.delayMilliseconds > 0 {
-            shown = DelayedOutput(wrapping: output, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
+            shown = DelayedOutput(wrapping: shown, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
                 logger.error("output failed: \(error)")
             }
             logger.info("every frame is shown \(settings.delayMilliseconds) ms after it arrives (receiver.delay)")
@@ -43,7 +45,8 @@ public struct ReceiverService: Service {
             "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)")
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil
         return ReceiverService(
-            listener: listener, switchboard: switchboard, rules: settings.rules, statsInterval: interval, logger: logger)
+            listener: listener, switchboard: switchboard, rules: settings.rules, statsInterval: interval, lighting: lighting,
+            logger: logger)
     }
 
     /// The TCP port it listens on (the kernel's choice when `receiver.port` is 0).
@@ -51,8 +54,9 @@ public struct ReceiverService: Service {
 
     private init(
         listener: FrameListener, switchboard: LampSwitchboard, rules: ReceiverRules, statsInterval: Duration?,
-        logger: Logger
+        lighting: LightingOutputs?, logger: Logger
     ) {
+        self.lighting = lighting
         self.listener = listener
         self.switchboard = switchboard
         self.rules = rules
@@ -79,7 +83,9 @@ public struct ReceiverService: Service {
     private func logStatistics(every interval: Duration) async {
         while (try? await Task.sleep(for: interval)) != nil {
             let (counters, active, open) = switchboard.takeStatistics()
-            logger.info("\(StatisticsLine.receiver(counters, interval: interval, activePeer: active, openConnections: open))")
+            var line = StatisticsLine.receiver(counters, interval: interval, activePeer: active, openConnections: open)
+            for transmitter in lighting?.transmitters ?? [] { line += "; \(transmitter.takeStatistics())" }
+            logger.info("\(line)")
         }
     }
 }
