@@ -56,7 +56,8 @@ struct ForwardingOutput: LevelOutput {
     let lighting: LightingOutputs
 
     mutating func show(_ frame: LevelFrame) throws {
-        lighting.show(frame)
+        // The lines first; the lighting targets after, whatever the lines said.
+        defer { lighting.show(frame) }
         try output.show(frame)
     }
 
