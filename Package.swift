@@ -163,6 +163,7 @@ let package = Package(
             dependencies: [
                 "LightOrganCore",
                 "LightOrganNetwork",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),

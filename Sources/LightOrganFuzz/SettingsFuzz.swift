@@ -123,6 +123,20 @@ enum SettingsFuzz {
             for (section, lines) in sections {
                 text += "\(section):\n" + lines.map { "  " + $0 + "\n" }.joined()
             }
+            // Fixtures on lighting targets, now and then with the target listed.
+            if generator.next() % 3 == 0 {
+                let targets = ["sacn://h", "artnet://h", "ddp://h", "sacn://multicast", value(&generator)]
+                let target = targets.randomElement(using: &generator)!
+                if sections["receiver"] == nil, generator.next() % 2 == 0 { text += "receiver:\n  forward: [\(target)]\n" }
+                text += "fixtures:\n"
+                for name in ["a", "b", value(&generator)].prefix(Int(generator.next() % 3) + 1) {
+                    text += "  \(name.isEmpty ? "c" : name):\n    target: \(target)\n"
+                    for _ in 0..<Int(generator.next() % 4) {
+                        let field = FixtureSettings.fields.randomElement(using: &generator)!.name
+                        text += "    \(field)\(generator.next() % 10 == 0 ? "x" : ""): \(value(&generator))\n"
+                    }
+                }
+            }
             var bytes = Array(text.utf8)
             for _ in 0..<Int(generator.next() % 3) where !bytes.isEmpty {
                 let at = Int(generator.next() % UInt64(bytes.count))

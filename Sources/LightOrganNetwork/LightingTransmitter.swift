@@ -20,7 +20,8 @@ public import Logging
 /// E1.31 receiver declares data loss after 2.5 s), and, after `releaseAfter` of dark frames,
 /// lets the target go: sACN streams are terminated (three packets with the stream-terminated
 /// option, E1.31 §6.2.6) so receivers drop the source at once, and nothing more is sent until a
-/// lamp lights again. ``stop()`` sends a dark frame, terminates the streams and ends the thread.
+/// lamp lights again. Nothing is sent before the first lit frame. ``stop()`` sends a dark frame,
+/// terminates the streams and ends the thread.
 ///
 /// An unreachable or unresolvable device costs its own thread a retry every second and nothing
 /// else; a full socket buffer drops the packet (counted).
@@ -63,8 +64,10 @@ public final class LightingTransmitter: Sendable {
         var lastSendAt: Int64 = 0
         /// When a lamp was last lit (or the transmitter started).
         var litAt: Int64
-        /// Let go after darkness: nothing is sent until a lamp lights.
-        var released = false
+        /// Let go after darkness (and before the first lit frame): nothing is sent until a lamp lights.
+        var released = true
+        /// A lamp has been lit since the start.
+        var hasStreamed = false
         var stopping = false
         var sent = 0
         var dropped = 0
@@ -113,23 +116,28 @@ public final class LightingTransmitter: Sendable {
             let previous = state.lastShown
             state.lastShown = frame
             if !frame.isOff { state.litAt = now }
+            var resumed = false
             if state.released {
                 guard !frame.isOff else { return false }
                 state.released = false
-                logger.info("\(patch.target): lamps lit again; streaming")
+                resumed = true  // the thread sleeps without keep-alives while released: wake it
+                if state.hasStreamed { logger.info("\(patch.target): lamps lit again; streaming") }
+                state.hasStreamed = true
             }
+            let darkens = frame.isOff && !(state.pending ?? previous).isOff
+            // The thread keeps the release timer; a long sleep would overshoot it.
+            let releaseDue = darkens && state.threadDeadline > now + releaseAfter
             if now >= state.nextSlot - slack {
                 send(frame, in: &state, now: now)
                 state.pending = nil
-                return false
+                return resumed || releaseDue
             }
-            let darkens = frame.isOff && !(state.pending ?? previous).isOff
             if state.pending == nil { state.pendingSince = now }
             state.pending = frame
             // While frames flow, the next one sends (or replaces) this one; the thread flushes it
             // only if none follows within ``flushAfter``, or at the next keep-alive. It is woken
             // only for a frame that turns the lamps dark (a receiver's last frame before silence).
-            return darkens && state.threadDeadline > now + Self.flushAfter
+            return resumed || releaseDue || (darkens && state.threadDeadline > now + Self.flushAfter)
         }
         if wake { condition.signal() }
     }

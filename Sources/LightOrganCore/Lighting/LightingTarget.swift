@@ -86,7 +86,7 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
             host = Self.broadcast
         }
         for pair in query.split(separator: "&") where !pair.isEmpty {
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             let key = parts[0].lowercased()
             let value = parts.count == 2 ? parts[1] : ""
             switch key {
