@@ -171,9 +171,6 @@ public final class LightingTransmitter: Sendable {
         }
     }
 
-    /// Packets sent in all (benchmarks and tests).
-    public var packetsSent: Int { condition.withLock { $0.sent } }
-
     // MARK: - The transmitter's thread
 
     private func run() {
