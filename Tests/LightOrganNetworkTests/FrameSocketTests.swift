@@ -16,21 +16,12 @@ private final class PlainListener {
     init(receiveBuffer: CInt? = nil) throws {
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer { setsockopt(listening, SOL_SOCKET, SO_RCVBUF, &size, 4) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listening, $0, length) == 0 && getsockname(listening, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listening, 1) == 0 else {
+        guard let bound = bindToLoopback(listening), listen(listening, 1) == 0 else {
             close(listening)
             throw ListenFailed()
         }
         descriptor = listening
-        port = Int(UInt16(bigEndian: address.sin_port))
+        port = bound
     }
 
     struct ListenFailed: Error {}

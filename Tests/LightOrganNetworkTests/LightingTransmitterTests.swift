@@ -12,18 +12,9 @@ final class DatagramCatcher {
 
     init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
         self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
-        try #require(bound)
+        port = bindToLoopback(descriptor) ?? 0
+        try #require(port > 0)
     }
 
     deinit { close(descriptor) }
