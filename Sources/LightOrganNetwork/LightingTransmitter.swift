@@ -258,9 +258,10 @@ public final class LightingTransmitter: Sendable {
         state.renderer.render(frame)
         state.packetizer.encode(state.renderer, terminated: terminated)
         state.lastSendAt = now
-        // Slots `interval` apart; one late frame leaves credit for one more at once, so a stall
-        // costs no frame while the long-run rate stays within `rate`.
-        state.nextSlot = max(state.nextSlot, now - interval) + interval
+        // Slots `interval` apart; a late frame leaves credit for up to two more at once, so frames
+        // bunched by a busy machine (or a timer) are not lost while the long-run rate stays within
+        // `rate`.
+        state.nextSlot = max(state.nextSlot, now - 2 * interval) + interval
         guard let socket = state.socket else { return }
         let multicast = patch.target.host == LightingTarget.multicast
         for index in 0..<state.packetizer.packetCount {
