@@ -23,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -86,6 +90,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Adapter: the receiver's page — HTTPS and WebSockets with SwiftNIO (NIOHTTP1, NIOWebSocket,
+        // NIOSSL), its self-signed certificate (swift-certificates), the page itself compiled in.
+        .target(
+            name: "LightOrganWeb",
+            dependencies: [
+                "LightOrganCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Adapter: where levels become light — GPIO lines, the terminal's virtual LEDs, plain stdout lines.
         .target(
             name: "LightOrganOutput",
@@ -100,6 +122,7 @@ let package = Package(
                 "LightOrganDiscovery",
                 "LightOrganNetwork",
                 "LightOrganOutput",
+                "LightOrganWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -117,6 +140,7 @@ let package = Package(
                 "LightOrganSettings",
                 "LightOrganOutput",
                 "LightOrganServices",
+                "LightOrganWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

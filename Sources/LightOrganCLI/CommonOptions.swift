@@ -41,19 +41,30 @@ struct CommonOptions: ParsableArguments {
     ///
     /// - Parameter overrides: each option's value (nil when not given), its name and the key it sets.
     func loadSettings(_ overrides: [(value: String?, option: String, key: String)], logger: Logger) async throws -> Settings {
+        try await loadSettingsWithSources(overrides, pageFile: nil, logger: logger).settings
+    }
+
+    /// ``loadSettings(_:logger:)`` with every value's source, and the page's file read after the
+    /// settings file (the receiver).
+    func loadSettingsWithSources(
+        _ overrides: [(value: String?, option: String, key: String)], pageFile: String?, logger: Logger
+    ) async throws -> SettingsLoader.Loaded {
         var options: [String: (value: String, option: String)] = [:]
         for override in overrides {
             if let value = override.value { options[override.key] = (value, override.option) }
         }
         do {
-            let loaded = try await SettingsLoader(options: options).load(configPath: configPath)
+            let loaded = try await SettingsLoader(options: options).load(configPath: configPath, pageFile: pageFile)
             if let file = loaded.file {
                 logger.info("settings file: \(file)")
             } else {
                 let searched = SettingsFileLocator().searchPath.joined(separator: ", ")
                 logger.info("no settings file (looked for \(searched)); using defaults, environment and options")
             }
-            return loaded.settings
+            if let pageFile, loaded.raw.values.contains(where: { if case .page = $0.source { true } else { false } }) {
+                logger.info("settings changed on the page: \(pageFile) (they override the settings file)")
+            }
+            return loaded
         } catch {
             throw Failure.badSetting(error.description)
         }

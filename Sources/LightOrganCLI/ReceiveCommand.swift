@@ -1,7 +1,10 @@
 import ArgumentParser
+import Foundation
 import LightOrganCore
 import LightOrganOutput
 import LightOrganServices
+import LightOrganSettings
+import LightOrganWeb
 import Logging
 import ServiceLifecycle
 
@@ -37,24 +40,39 @@ struct ReceiveCommand: AsyncParsableCommand {
                 (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
                 (statsInterval, "--stats-interval", "receiver.stats_interval"), (forward, "--forward", "receiver.forward"),
             ]
-            let all = try await common.loadSettings(overrides, logger: logger)
+            let environment = ProcessInfo.processInfo.environment
+            let pageFile = StateDirectory.pageSettingsFile(environment: environment)
+            let loaded = try await common.loadSettingsWithSources(overrides, pageFile: pageFile, logger: logger)
+            let all = loaded.settings
             let settings = all.receiver
             let lighting = try startLighting(settings.forward, role: "receive", settings: all, logger: logger)
             let receiver: ReceiverService
             do {
                 let output = try Self.makeOutput(settings)
+                var chip: String?
                 if let lamps = output as? GPIOLamps {
                     let lines = lamps.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
+                    chip = lamps.chipDescription
                     logger.info(
                         "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
                 }
+                let page = try all.page.isEnabled
+                    ? PageStartup.prepare(
+                        loaded: loaded, pageFile: pageFile, chip: chip, environment: environment, logger: logger)
+                    : nil
                 receiver = try await ReceiverService.bind(
-                    settings: settings, output: output, lighting: lighting.outputs, logger: logger)
+                    settings: settings, output: output, lighting: lighting.outputs, page: page, logger: logger)
+                if let server = receiver.page, let page {
+                    PageStartup.announce(port: server.port, bind: all.page.bind.isEmpty ? settings.bind : all.page.bind, page: page, logger: logger)
+                }
+            } catch let failure as Failure {
+                throw failure
             } catch {
                 throw Failure.runtime("\(error)")
             }
             // Published under its bound port (the kernel's choice when receiver.port is 0).
-            let publisher = PublisherService(name: settings.name, port: receiver.port, logger: logger)
+            let publisher = PublisherService(
+                name: settings.name, port: receiver.port, pagePort: receiver.page?.port, logger: logger)
             try await runUntilStopped(lighting.services + [.init(service: publisher), .init(service: receiver)], logger: logger)
         }
     }

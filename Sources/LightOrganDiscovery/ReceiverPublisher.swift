@@ -4,7 +4,9 @@ public import Logging
 import Synchronization
 
 /// Publishes a receiver on the local network as a DNS-SD service `_lightorgan._tcp` in `local.`,
-/// through the Avahi daemon, so that senders find it without an address.
+/// through the Avahi daemon, so that senders find it without an address; and its page, when it
+/// serves one, as `_https._tcp` under the same name (`path=/`), so browsers and apps that list
+/// web services find it by name.
 ///
 /// - A name taken on the network is replaced by the next one, the Bonjour way (`stage` →
 ///   `stage (2)`), and logged.
@@ -17,6 +19,8 @@ public final class ReceiverPublisher: @unchecked Sendable {
 
     /// The TCP port published, 1…65535.
     public let port: Int
+    /// The page's HTTPS port, nil when it serves none.
+    public let pagePort: Int?
     private let logger: Logger
     private var connection: AvahiConnection?
     private let closed = Atomic<Bool>(false)
@@ -27,9 +31,10 @@ public final class ReceiverPublisher: @unchecked Sendable {
     /// Starts publishing `name` for `port` (the listener's real port, never 0).
     ///
     /// - Throws: ``DiscoveryError`` when Avahi cannot be used at all (no D-Bus system bus).
-    public init(name: String, port: Int, logger: Logger) throws(DiscoveryError) {
+    public init(name: String, port: Int, pagePort: Int? = nil, logger: Logger) throws(DiscoveryError) {
         self.name = name
         self.port = port
+        self.pagePort = pagePort
         self.logger = logger
         connection = try AvahiConnection { [unowned self] state in stateChanged(state) }
     }
@@ -84,11 +89,27 @@ public final class ReceiverPublisher: @unchecked Sendable {
                 report("cannot publish \"\(name)\": \(AvahiConnection.describe(result))")
                 return
             }
+            if let pagePort {
+                let text = avahi_string_list_add(nil, "path=/")
+                defer { avahi_string_list_free(text) }
+                let page = avahi_entry_group_add_service_strlst(
+                    group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0), name,
+                    Self.pageServiceType, nil, nil, UInt16(pagePort), text)
+                if page == Int32(AVAHI_ERR_COLLISION) {
+                    avahi_entry_group_reset(group)
+                    rename(because: "is used by another web service on this machine")
+                    continue
+                }
+                if page < 0 { report("cannot publish the page of \"\(name)\": \(AvahiConnection.describe(page))") }
+            }
             break
         }
         let committed = avahi_entry_group_commit(group)
         if committed < 0 { report("cannot publish \"\(name)\": \(AvahiConnection.describe(committed))") }
     }
+
+    /// The DNS-SD type the page is published as.
+    public static let pageServiceType = "_https._tcp"
 
     private func rename(because reason: String) {
         let next = ServiceName.alternative(to: name)
@@ -105,7 +126,8 @@ public final class ReceiverPublisher: @unchecked Sendable {
         switch state {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
             lastProblem = nil
-            logger.info("discoverable on the local network as \"\(name)\" (\(ServiceName.serviceType), port \(port))")
+            let page = pagePort.map { ", its page as \(Self.pageServiceType) port \($0)" } ?? ""
+            logger.info("discoverable on the local network as \"\(name)\" (\(ServiceName.serviceType), port \(port)\(page))")
         case AVAHI_ENTRY_GROUP_COLLISION:
             rename(because: "is taken on the network")
             avahi_entry_group_reset(group)

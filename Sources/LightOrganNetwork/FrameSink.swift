@@ -1,5 +1,5 @@
 public import LightOrganCore
-import NIOCore
+public import NIOCore
 
 /// One accepted sender connection, as the receiver's logic sees it.
 public struct FrameConnection: Sendable {
@@ -10,6 +10,15 @@ public struct FrameConnection: Sendable {
     /// Address and port, for logs (`192.168.1.20:50422`).
     public let peer: String
     let channel: any Channel
+
+    /// A connection of another kind that drives the lamps by the same rules (a page's sound
+    /// socket): `id` must not collide with the listener's (which count up from 1: use negative ones).
+    public init(id: Int, address: String, peer: String, channel: any Channel) {
+        self.id = id
+        self.address = address
+        self.peer = peer
+        self.channel = channel
+    }
 
     /// Closes the connection (from any thread); the sink hears ``FrameSink/closed(_:)`` after.
     public func close() { channel.close(promise: nil) }

@@ -59,6 +59,22 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
 
     public func show(_ frame: LevelFrame) {
         showDuties(driver.duties(for: frame, at: MonotonicClock.seconds()))
+        seen = driver.seenLevels(for: frame)
+    }
+
+    /// What the lines show per band after the last ``show(_:)`` (onoff: full or dark), for the page.
+    public private(set) var seen = LevelFrame.off
+
+    /// The mode lines are driven in.
+    public var mode: LineDriver.Mode { driver.mode }
+
+    /// Drives the lines in `mode` from the next frame on (the page's setting); same caller rule
+    /// as ``show(_:)``.
+    public func setMode(_ mode: LineDriver.Mode) {
+        guard mode != driver.mode else { return }
+        driver = LineDriver(
+            mode: mode, bands: driver.bands, threshold: driver.threshold, hysteresis: driver.hysteresis,
+            minimumInterval: driver.minimumInterval)
     }
 
     /// Sets the duty cycle (0…1) of every line directly, in line order (the wiring check).

@@ -5,6 +5,8 @@ import Synchronization
 
 /// A ``LevelOutput`` that shows each frame a fixed time after it was given (`receiver.delay`),
 /// for a sender that cannot hold its frames back itself (a 2016 app) feeding a speaker with latency.
+/// With a delay of 0 it passes each frame straight on, on the caller's thread; the page may change
+/// the delay while it runs (``setDelay(_:)``).
 ///
 /// Every frame is shown at its arrival time plus the delay, on an event loop timer, in order.
 /// Frames that arrive within ``coalescingWindow`` of the one before replace it instead of taking
@@ -20,9 +22,9 @@ final class DelayedOutput: LevelOutput {
         /// Frames waiting, oldest first, each with the uptime at which it is due.
         var waiting: [(due: NIODeadline, frame: LevelFrame)] = []
         var isShutDown = false
+        var delay: TimeAmount
     }
 
-    private let delay: TimeAmount
     private let eventLoop: any EventLoop
     private let state: Mutex<State>
     private let failed: @Sendable (any Error) -> Void
@@ -32,16 +34,33 @@ final class DelayedOutput: LevelOutput {
         wrapping output: any LevelOutput, delay: TimeAmount, eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        self.delay = delay
         self.eventLoop = eventLoop
         self.failed = failed
-        state = Mutex(State(output: output))
+        state = Mutex(State(output: output, delay: delay))
+    }
+
+    /// The delay now.
+    var delay: TimeAmount { state.withLock { $0.delay } }
+
+    /// Changes the delay from the next frame on; frames still waiting are dropped (shown late,
+    /// they would come after newer ones).
+    func setDelay(_ delay: TimeAmount) {
+        state.withLock { state in
+            state.delay = delay
+            state.waiting = []
+        }
     }
 
     func show(_ frame: LevelFrame) throws {
-        let due = NIODeadline.now() + delay
-        let scheduled = state.withLock { state -> Bool in
+        let now = NIODeadline.now()
+        var due = now
+        let scheduled = try state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
+            guard state.delay > .zero else {
+                try state.output.show(frame)
+                return false
+            }
+            due = now + state.delay
             if let last = state.waiting.last, due - last.due < Self.coalescingWindow {
                 state.waiting[state.waiting.count - 1].frame = frame
                 return false

@@ -1,3 +1,4 @@
+import Foundation
 import LightOrganCore
 import LightOrganNetwork
 import Logging
@@ -19,6 +20,36 @@ final class LampSwitchboard: FrameSink {
         var connections: [Int: FrameConnection] = [:]
         var refusedAddresses: Set<String> = []
         var isShutDown = false
+        var page = PageFacts()
+    }
+
+    /// What the page shows about senders, kept since start (the statistics line's counters reset).
+    private struct PageFacts {
+        /// When each open connection opened (Unix seconds and monotonic) and its frames so far.
+        var opened: [Int: (unix: Double, instant: ContinuousClock.Instant, frames: Int)] = [:]
+        /// The driving connection and since when (Unix seconds).
+        var driving: (id: Int, since: Double)?
+        var addressesSeen: Set<String> = []
+        var reconnects = 0
+        var drops = 0
+        /// Frames applied in the current one-second window, and the rate of the last full one.
+        var windowStart: ContinuousClock.Instant?
+        var windowFrames = 0
+        var framesPerSecond = 0.0
+        var lastApplied: ContinuousClock.Instant?
+        /// The latest frame ages (arrival to output), microseconds, oldest overwritten first.
+        var ages: [Int] = []
+        var nextAge = 0
+    }
+
+    /// The page's view of the senders: who drives, since when, rate, ages, drops, reconnects.
+    struct SenderFacts {
+        var sender: ReceiverStatus.Sender?
+        var framesPerSecond: Double
+        var frameAge: ReceiverStatus.FrameAge?
+        var drops: Int
+        var reconnects: Int
+        var connections: Int
     }
 
     private let state: Mutex<State>
@@ -39,6 +70,8 @@ final class LampSwitchboard: FrameSink {
             switch state.arbiter.admit(connection.id, address: connection.address, peer: connection.peer, at: now) {
             case .accept(let evicting):
                 state.connections[connection.id] = connection
+                state.page.opened[connection.id] = (Self.unixNow(), now, 0)
+                if !state.page.addressesSeen.insert(connection.address).inserted { state.page.reconnects += 1 }
                 if let evicting {
                     evicted = state.connections.removeValue(forKey: evicting)
                 }
@@ -70,6 +103,7 @@ final class LampSwitchboard: FrameSink {
                 break
             case .show(let frame, let previous):
                 apply(frame, on: &state)
+                noteShown(connection.id, completed: completed, arrivedAt: now, on: &state)
                 if let previous, let old = state.connections[previous] {
                     message = "sender \(connection.peer) takes over the lights from \(old.peer)"
                 }
@@ -87,6 +121,8 @@ final class LampSwitchboard: FrameSink {
     func closed(_ connection: FrameConnection) {
         let known = state.withLock { state -> Bool in
             let known = state.connections.removeValue(forKey: connection.id) != nil
+            state.page.opened[connection.id] = nil
+            if state.page.driving?.id == connection.id { state.page.driving = nil }
             if state.arbiter.closed(connection.id), !state.isShutDown { apply(.off, on: &state) }
             return known
         }
@@ -104,6 +140,7 @@ final class LampSwitchboard: FrameSink {
             if sweep.lampsOff {
                 apply(.off, on: &state)
                 lampsOff = true
+                state.page.driving = nil
             }
             idle = sweep.idle.compactMap { state.connections.removeValue(forKey: $0) }
         }
@@ -121,6 +158,68 @@ final class LampSwitchboard: FrameSink {
             return (state.arbiter.takeCounters(), active, state.arbiter.openConnections)
         }
     }
+
+    /// How long the lamps stay lit without a frame (`receiver.timeout`, changed by the page).
+    func setLampTimeout(_ timeout: Duration) {
+        state.withLock { $0.arbiter.rules.lampTimeout = timeout }
+    }
+
+    /// Who drives the lamps and how well, for the page.
+    func senderFacts() -> SenderFacts {
+        let now = clock.now
+        return state.withLock { state in
+            let page = state.page
+            var sender: ReceiverStatus.Sender?
+            if let driving = page.driving, let connection = state.connections[driving.id] {
+                let opened = page.opened[driving.id]
+                var kind = ReceiverStatus.Sender.Kind.unknown
+                if driving.id < 0 {
+                    kind = .browser
+                } else if let opened, now - opened.instant >= .seconds(1) {
+                    let rate = Double(opened.frames) / ((now - opened.instant) / .seconds(1))
+                    kind = rate >= 30 ? .lightorgan : .legacy
+                }
+                let port = connection.peer.split(separator: ":").last.flatMap { Int($0) }
+                sender = .init(address: connection.address, port: driving.id < 0 ? nil : port, name: nil, kind: kind, since: driving.since)
+            }
+            let stale = page.lastApplied.map { now - $0 > .seconds(2) } ?? true
+            var age: ReceiverStatus.FrameAge?
+            if !page.ages.isEmpty {
+                let sorted = page.ages.sorted()
+                func at(_ q: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]) / 1000 }
+                age = .init(p50: at(0.5), p99: at(0.99))
+            }
+            return SenderFacts(
+                sender: sender, framesPerSecond: stale ? 0 : page.framesPerSecond, frameAge: age, drops: page.drops,
+                reconnects: page.reconnects, connections: state.connections.count)
+        }
+    }
+
+    private func noteShown(_ id: Int, completed: Int, arrivedAt arrival: ContinuousClock.Instant, on state: inout State) {
+        let now = clock.now
+        if state.page.driving?.id != id { state.page.driving = (id, Self.unixNow()) }
+        state.page.opened[id]?.frames += completed
+        state.page.drops += max(0, completed - 1)
+        let start = state.page.windowStart ?? now
+        state.page.windowFrames += 1
+        if now - start >= .seconds(1) {
+            state.page.framesPerSecond = Double(state.page.windowFrames) / ((now - start) / .seconds(1))
+            state.page.windowStart = now
+            state.page.windowFrames = 0
+        } else if state.page.windowStart == nil {
+            state.page.windowStart = now
+        }
+        state.page.lastApplied = now
+        let micros = Int((now - arrival) / .microseconds(1))
+        if state.page.ages.count < 512 {
+            state.page.ages.append(micros)
+        } else {
+            state.page.ages[state.page.nextAge] = micros
+            state.page.nextAge = (state.page.nextAge + 1) % 512
+        }
+    }
+
+    private static func unixNow() -> Double { Date().timeIntervalSince1970 }
 
     /// Turns the lamps off, releases the output and closes every connection. Later frames are ignored.
     func shutDown() {

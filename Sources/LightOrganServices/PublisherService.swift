@@ -12,19 +12,22 @@ public import ServiceLifecycle
 public struct PublisherService: Service {
     private let name: String
     private let port: Int
+    private let pagePort: Int?
     private let logger: Logger
 
-    /// Publishes `name` (empty: this machine's host name) for `port` (the listener's bound port).
-    public init(name: String, port: Int, logger: Logger) {
+    /// Publishes `name` (empty: this machine's host name) for `port` (the listener's bound port)
+    /// and, when given, the page on `pagePort` (`_https._tcp`).
+    public init(name: String, port: Int, pagePort: Int? = nil, logger: Logger) {
         self.name = name.isEmpty ? ServiceName.defaultName(hostName: Self.hostName()) : name
         self.port = port
+        self.pagePort = pagePort
         self.logger = logger
     }
 
     public func run() async throws {
         let publisher: ReceiverPublisher
         do {
-            publisher = try ReceiverPublisher(name: name, port: port, logger: logger)
+            publisher = try ReceiverPublisher(name: name, port: port, pagePort: pagePort, logger: logger)
         } catch {
             logger.warning("not discoverable on the local network: \(error)")
             try? await gracefulShutdown()
@@ -34,7 +37,8 @@ public struct PublisherService: Service {
         publisher.close()
     }
 
-    private static func hostName() -> String {
+    /// This machine's host name (`raspberrypi`), empty when unknown.
+    public static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
         return String(cCharacters: buffer)

@@ -1,5 +1,7 @@
 public import LightOrganCore
 public import LightOrganNetwork
+import LightOrganOutput
+public import LightOrganWeb
 public import Logging
 import NIOCore
 public import ServiceLifecycle
@@ -23,39 +25,85 @@ public struct ReceiverService: Service {
     private let lighting: LightingOutputs?
     private let logger: Logger
 
-    /// Binds the listening socket at once, so that errors (port in use…) come before anything runs
-    /// and the bound port is known (``FrameListener/port``) when `receiver.port` is 0.
+    /// What the receiver's page needs (nil when `page.enabled` is false).
+    public struct PageSetup: Sendable {
+        /// The settings as loaded, with their sources (the page changes them).
+        public var live: LiveSettings
+        public var secret: PageSecret
+        public var certificate: PageCertificate
+        /// The GPIO chip as opened, for the page (nil for other outputs).
+        public var chip: String?
+        /// The name the receiver is published under.
+        public var name: String
+
+        public init(live: LiveSettings, secret: PageSecret, certificate: PageCertificate, chip: String?, name: String) {
+            (self.live, self.secret, self.certificate, self.chip, self.name) = (live, secret, certificate, chip, name)
+        }
+    }
+
+    /// Binds the listening socket (and the page's) at once, so that errors (port in use…) come
+    /// before anything runs and the bound port is known (``FrameListener/port``) when
+    /// `receiver.port` is 0.
+    ///
+    /// The lamps' path: switchboard → ``DelayedOutput`` (`receiver.delay`, straight through at 0)
+    /// → ``LampTap`` (brightness limit, wiring check, what the page sees) → the lighting targets
+    /// and the output.
     public static func bind(
-        settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, logger: Logger
+        settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, page: PageSetup? = nil,
+        logger: Logger
     ) async throws -> ReceiverService {
         var shown = output
         if let lighting, !lighting.transmitters.isEmpty {
             shown = ForwardingOutput(output: output, lighting: lighting)
         }
+        let lines = Band.allCases.flatMap { band in (settings.lines[band] ?? []).map { LampTap.Line(band: band, offset: $0) } }
+        let tap = LampTap(output: shown, gpio: output as? GPIOLamps, lines: lines, maxBrightness: settings.maxBrightness)
+        let delayed = DelayedOutput(wrapping: tap, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
+            logger.error("output failed: \(error)")
+        }
         if settings.delayMilliseconds > 0 {
-            shown = DelayedOutput(wrapping: shown, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
-                logger.error("output failed: \(error)")
-            }
             logger.info("every frame is shown \(settings.delayMilliseconds) ms after it arrives (receiver.delay)")
         }
-        let switchboard = LampSwitchboard(output: shown, rules: settings.rules, logger: logger)
+        let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, logger: logger)
         let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard)
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(
             "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)")
+        var server: PageServer?
+        if let page {
+            var pageSettings = page.live.settings.page
+            if pageSettings.bind.isEmpty { pageSettings.bind = settings.bind }
+            let control = ReceiverControl(
+                configuration: .init(
+                    live: page.live, secret: page.secret, port: listener.port, chip: page.chip, name: page.name),
+                switchboard: switchboard, delayed: delayed, tap: tap, logger: logger)
+            do {
+                server = try await PageServer.bind(
+                    host: pageSettings.bind, port: pageSettings.port, certificate: page.certificate, backend: control,
+                    logger: logger)
+            } catch {
+                await listener.close()
+                switchboard.shutDown()
+                throw error
+            }
+        }
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil
         return ReceiverService(
             listener: listener, switchboard: switchboard, rules: settings.rules, statsInterval: interval, lighting: lighting,
-            logger: logger)
+            page: server, logger: logger)
     }
+
+    /// The page's server, when it serves one.
+    public let page: PageServer?
 
     /// The TCP port it listens on (the kernel's choice when `receiver.port` is 0).
     public var port: Int { listener.port }
 
     private init(
         listener: FrameListener, switchboard: LampSwitchboard, rules: ReceiverRules, statsInterval: Duration?,
-        lighting: LightingOutputs?, logger: Logger
+        lighting: LightingOutputs?, page: PageServer?, logger: Logger
     ) {
+        self.page = page
         self.lighting = lighting
         self.listener = listener
         self.switchboard = switchboard
@@ -75,6 +123,7 @@ public struct ReceiverService: Service {
             group.cancelAll()
         }
         sweeping.cancel()
+        await page?.close()
         await listener.close()
         switchboard.shutDown()
         logger.info("receiver stopped; lamps off")

@@ -18,6 +18,8 @@ public struct SettingsLoader: Sendable {
         public var file: String?
         /// Where each key's value came from.
         public var sources: [String: SettingSource]
+        /// Every key's value and source, as ``SettingsCatalog/resolve(_:)`` took them (for ``LiveSettings``).
+        public var raw: [String: RawSetting]
     }
 
     /// Options given on the command line: key → (value, option name such as `--port`).
@@ -40,13 +42,25 @@ public struct SettingsLoader: Sendable {
     ///
     /// - Parameter configPath: the path given with `--config`, if any.
     /// - Throws: ``SettingsError``, one line naming the source, key, value and what is allowed.
-    public func load(configPath: String? = nil) async throws(SettingsError) -> Loaded {
+    /// - Parameter pageFile: the file the receiver's page writes (``LiveSettings``), read after the
+    ///   settings file when it exists; nil for the commands that have no page.
+    public func load(configPath: String? = nil, pageFile: String? = nil) async throws(SettingsError) -> Loaded {
         let file = try locator.locate(explicitPath: configPath)
         let fileSource = file.map { SettingSource.file($0) }
 
         var providers: [(provider: any ConfigProvider, source: (String) -> SettingSource)] = []
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
         providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
+        if let pageFile, FileManager.default.fileExists(atPath: pageFile),
+            try Self.checkKeys(inFile: pageFile, onlyThese: PageSettings.tunableKeys) != nil
+        {
+            do {
+                let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(pageFile))
+                providers.append((provider, { _ in .page(pageFile) }))
+            } catch {
+                throw SettingsError("\(pageFile): cannot be read as YAML settings (\(error)); delete it to drop the page's changes")
+            }
+        }
         // An empty file (or only comments) sets nothing; swift-configuration wants a mapping.
         var fixtures: [String: RawSetting] = [:]
         if let file, let fileSource, let checked = try Self.checkKeys(inFile: file) {
@@ -84,7 +98,7 @@ public struct SettingsLoader: Sendable {
         }
         // Fixtures come from the file only (their names are the person's own, not catalog keys).
         raw.merge(fixtures) { catalog, _ in catalog }
-        return Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources)
+        return Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources, raw: raw)
     }
 
     /// The built-in defaults, one per catalog key.
@@ -123,7 +137,8 @@ public struct SettingsLoader: Sendable {
 
     /// Checks the file's syntax and that every key in it is known; nil when it holds nothing,
     /// else the fixtures' settings (`fixtures.wash.universe`, each with its file and line).
-    static func checkKeys(inFile path: String) throws(SettingsError) -> [String: RawSetting]? {
+    /// With `onlyThese`, any other key is an error (the page's file holds the tunable keys alone).
+    static func checkKeys(inFile path: String, onlyThese: [String]? = nil) throws(SettingsError) -> [String: RawSetting]? {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -143,6 +158,13 @@ public struct SettingsLoader: Sendable {
             throw SettingsError("\(path): must hold sections such as `sender:` and `receiver:` with keys under them")
         }
         var fixtures: [String: RawSetting] = [:]
+        if let onlyThese {
+            for (name, line, _) in leafKeys(of: mapping, prefix: "") where !onlyThese.contains(name) {
+                throw SettingsError(
+                    "\(line.map { "\(path):\($0)" } ?? path): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line")
+            }
+            return fixtures
+        }
         for (name, line, value) in leafKeys(of: mapping, prefix: "") where SettingsCatalog.key(named: name) == nil {
             let source = SettingSource.file(line.map { "\(path):\($0)" } ?? path)
             if let (fixture, field) = FixtureSettings.split(name) {

@@ -18,7 +18,7 @@ public struct SenderArbiter: Sendable {
     public typealias ConnectionID = Int
     public typealias Instant = ContinuousClock.Instant
 
-    public let rules: ReceiverRules
+    public var rules: ReceiverRules
     /// The connection whose frames are shown.
     public private(set) var active: ConnectionID?
     /// What happened since the last ``takeCounters()``.

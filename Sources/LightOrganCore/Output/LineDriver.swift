@@ -36,6 +36,15 @@ public struct LineDriver: Sendable {
     }
 
     /// The duty cycle (0…1) of every line for `frame`, shown at `time` seconds (any monotonic clock).
+    /// The levels a person sees per band after the last ``duties(for:at:)`` with `frame`: the
+    /// frame itself for pwm and bar, full or dark for onoff (its threshold, hysteresis and
+    /// minimum interval decided).
+    public func seenLevels(for frame: LevelFrame) -> LevelFrame {
+        guard mode == .onoff else { return frame }
+        func seen(_ band: Band) -> UInt8 { bands.contains(band) ? (isOn[band] == true ? 255 : 0) : frame[band] }
+        return LevelFrame(bass: seen(.bass), mid: seen(.mid), treble: seen(.treble))
+    }
+
     public mutating func duties(for frame: LevelFrame, at time: Double) -> [Double] {
         switch mode {
         case .pwm:

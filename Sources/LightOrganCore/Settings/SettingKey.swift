@@ -74,13 +74,13 @@ extension SettingKey {
         }
     }
 
-    /// Non-empty text without spaces, checked by `isValid`.
+    /// Non-empty text without spaces (or empty too, with `allowsEmpty`).
     static func text(
-        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        _ name: String, default defaultValue: String, allowed: String, summary: String, allowsEmpty: Bool = false,
         store: @escaping @Sendable (inout Settings, String) -> Void
     ) -> SettingKey {
         SettingKey(name, default: defaultValue, allowed: allowed, summary: summary) { settings, raw in
-            guard !raw.isEmpty, !raw.contains(where: \.isWhitespace) else { return .notAllowed(allowed) }
+            guard raw.isEmpty ? allowsEmpty : !raw.contains(where: \.isWhitespace) else { return .notAllowed(allowed) }
             store(&settings, raw)
             return nil
         }

@@ -9,6 +9,8 @@ public struct Settings: Sendable, Equatable {
     public var analysis = AnalysisParameters.standard
     /// What lighting targets (sACN, Art-Net, DDP) share on both sides.
     public var lighting = LightingSettings()
+    /// The receiver's page (HTTPS).
+    public var page = PageSettings()
     /// Things worth a line in the log that are not errors (a fixture whose target no list names).
     public var warnings: [String] = []
 
@@ -137,6 +139,8 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var pwmFrequency = 200.0
     /// How levels drive the lines: brightness, on/off, or a level meter.
     public var mode = LineDriver.Mode.pwm
+    /// Brightness limit of every lamp, percent of full, 1…100.
+    public var maxBrightness = 100
     /// `onoff`: level (0…255) that switches a band on.
     public var onThreshold = 128
     /// `onoff`: how far below the threshold a band switches off again, in levels.
@@ -189,4 +193,23 @@ public struct LightingSettings: Sendable, Equatable {
     public var releaseAfter = 5.0
 
     public init() {}
+}
+
+/// Settings of the receiver's page (`page.*`).
+public struct PageSettings: Sendable, Equatable {
+    /// Whether `lightorgan receive` serves the page.
+    public var isEnabled = true
+    /// HTTPS port, 0…65535 (0: any free port).
+    public var port = 8443
+    /// Address to listen on; empty: `receiver.bind`.
+    public var bind = ""
+    /// PEM certificate chain; empty: self-signed, made on first start.
+    public var certificate = ""
+    /// PEM private key of ``certificate``.
+    public var key = ""
+
+    public init() {}
+
+    /// The settings a page may change while the receiver runs, in the order it shows them.
+    public static let tunableKeys = ["receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout"]
 }

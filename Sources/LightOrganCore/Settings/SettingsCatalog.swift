@@ -129,6 +129,29 @@ public enum SettingsCatalog {
             "receiver.forward", allowsReceivers: false,
             summary: "Lighting devices that show the lamps too: sacn://, artnet://, ddp:// targets (fixtures: says how)."
         ) { settings, _, targets in settings.receiver.forwardTargets = targets },
+        .integer(
+            "receiver.max_brightness", default: 100, range: 1...100,
+            summary: "Brightness limit of every lamp, percent of full (the page's brightness slider)."
+        ) { $0.receiver.maxBrightness = $1 },
+        .flag(
+            "page.enabled", default: true,
+            summary: "Serve the receiver's page (HTTPS): live lamps, status, wiring check, settings, a phone as the sound source."
+        ) { $0.page.isEnabled = $1 },
+        .integer(
+            "page.port", default: 8443, range: 0...65535, summary: "HTTPS port of the page (0: any free port)."
+        ) { $0.page.port = $1 },
+        .text(
+            "page.bind", default: "", allowed: "empty (as receiver.bind), an IPv4/IPv6 address or host name",
+            summary: "Address the page listens on; empty: the same as receiver.bind.", allowsEmpty: true
+        ) { $0.page.bind = $1 },
+        .text(
+            "page.certificate", default: "", allowed: "empty (a self-signed certificate made on first start), or a PEM file",
+            summary: "TLS certificate chain of the page; with page.key. Empty: the receiver makes its own.", allowsEmpty: true
+        ) { $0.page.certificate = $1 },
+        .text(
+            "page.key", default: "", allowed: "empty, or the PEM private key of page.certificate",
+            summary: "Private key of page.certificate.", allowsEmpty: true
+        ) { $0.page.key = $1 },
         .decimal(
             "lighting.release_after", default: 5, range: 0.1...3600, unit: "seconds",
             summary: "After this long with every lamp dark, lighting devices are let go (sACN streams terminated, WLED back to its own effects) until a lamp lights again."
@@ -350,6 +373,8 @@ public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
     case environment(String)
     /// A settings file, by its path as shown to the user.
     case file(String)
+    /// The file the receiver's page writes (``StateDirectory/pageSettingsFile(environment:)``).
+    case page(String)
     /// The built-in default.
     case builtInDefault
 
@@ -358,6 +383,7 @@ public enum SettingSource: Sendable, Equatable, CustomStringConvertible {
         case .option(let name): "option \(name)"
         case .environment(let name): "environment \(name)"
         case .file(let path): path
+        case .page(let path): "\(path) (set on the page)"
         case .builtInDefault: "built-in default"
         }
     }

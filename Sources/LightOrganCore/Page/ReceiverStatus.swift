@@ -1,0 +1,178 @@
+import Foundation
+
+/// What the page shows beside the lamps, sent to it as JSON twice a second.
+///
+/// Absent facts are `null` in the JSON (never left out), so the page can tell "nothing is
+/// sending" from an old receiver. Times are seconds (``uptime``, ``Sender/since`` as Unix time),
+/// frame ages milliseconds.
+public struct ReceiverStatus: Sendable, Equatable, Encodable {
+    /// One GPIO line of the receiver.
+    public struct Line: Sendable, Equatable, Encodable {
+        public var band: String
+        /// The BCM line number.
+        public var line: Int
+        /// The physical pin of the 40-pin header, nil when the line is not on it.
+        public var pin: Int?
+        public init(band: Band, line: Int) {
+            self.band = band.description
+            self.line = line
+            self.pin = RaspberryPiHeader.pin(forBCM: line)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(band, forKey: .band)
+            try container.encode(line, forKey: .line)
+            try container.encodeNullable(pin, forKey: .pin)
+        }
+        enum CodingKeys: CodingKey { case band, line, pin }
+    }
+
+    /// The receiver itself.
+    public struct Receiver: Sendable, Equatable, Encodable {
+        public var name: String
+        public var port: Int
+        public var output: String
+        /// The GPIO chip as opened (`gpiochip0 (pinctrl-bcm2711)`), nil for other outputs.
+        public var chip: String?
+        public var mode: String
+        public var lines: [Line]
+        public init(name: String, port: Int, output: String, chip: String?, mode: String, lines: [Line]) {
+            (self.name, self.port, self.output, self.chip, self.mode, self.lines) = (name, port, output, chip, mode, lines)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(port, forKey: .port)
+            try container.encode(output, forKey: .output)
+            try container.encodeNullable(chip, forKey: .chip)
+            try container.encode(mode, forKey: .mode)
+            try container.encode(lines, forKey: .lines)
+        }
+        enum CodingKeys: CodingKey { case name, port, output, chip, mode, lines }
+    }
+
+    /// Who drives the lamps.
+    public struct Sender: Sendable, Equatable, Encodable {
+        /// The kinds a sender is shown as.
+        public enum Kind: String, Sendable, Encodable {
+            /// `lightorgan send`, or any client that sends 30 frames a second or more.
+            case lightorgan
+            /// A client of the 2016 apps: about 10 frames a second (the Android app's rate).
+            case legacy = "2016 app"
+            /// A page's microphone or tab audio, analysed here.
+            case browser
+            /// Connected for less than a second: not told yet.
+            case unknown
+        }
+        public var address: String
+        public var port: Int?
+        /// Its DNS-SD / mDNS name, when known.
+        public var name: String?
+        public var kind: Kind
+        /// When it began to drive the lamps, Unix seconds.
+        public var since: Double
+        public init(address: String, port: Int?, name: String?, kind: Kind, since: Double) {
+            (self.address, self.port, self.name, self.kind, self.since) = (address, port, name, kind, since)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(address, forKey: .address)
+            try container.encodeNullable(port, forKey: .port)
+            try container.encodeNullable(name, forKey: .name)
+            try container.encode(kind, forKey: .kind)
+            try container.encode(since, forKey: .since)
+        }
+        enum CodingKeys: CodingKey { case address, port, name, kind, since }
+    }
+
+    /// Time from a frame's arrival to the output having it, milliseconds.
+    public struct FrameAge: Sendable, Equatable, Encodable {
+        public var p50: Double
+        public var p99: Double
+        public init(p50: Double, p99: Double) { (self.p50, self.p99) = (p50, p99) }
+    }
+
+    /// One setting the page may change.
+    public struct Setting: Sendable, Equatable, Encodable {
+        public var key: String
+        public var value: String
+        public var allowed: String
+        public var summary: String
+        /// `default`, `file`, `page`, `environment` or `option`.
+        public var source: String
+        /// Why the page cannot change it (an option or variable sets it), nil when it can.
+        public var locked: String?
+        public init(key: String, value: String, allowed: String, summary: String, source: String, locked: String?) {
+            (self.key, self.value, self.allowed, self.summary, self.source, self.locked) = (key, value, allowed, summary, source, locked)
+        }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(key, forKey: .key)
+            try container.encode(value, forKey: .value)
+            try container.encode(allowed, forKey: .allowed)
+            try container.encode(summary, forKey: .summary)
+            try container.encode(source, forKey: .source)
+            try container.encodeNullable(locked, forKey: .locked)
+        }
+        enum CodingKeys: CodingKey { case key, value, allowed, summary, source, locked }
+    }
+
+    public var version = LightOrganVersion.current
+    /// Seconds since the receiver started.
+    public var uptime: Double = 0
+    public var receiver: Receiver
+    public var sender: Sender?
+    /// Frames applied per second, over the last second or so.
+    public var framesPerSecond: Double = 0
+    public var frameAge: FrameAge?
+    /// Frames skipped since start because a newer one came in the same read.
+    public var drops = 0
+    /// Connections since start beyond the first (a sender that comes back counts once more).
+    public var reconnects = 0
+    /// Connections open now.
+    public var connections = 0
+    /// The line a wiring check lights, nil when none.
+    public var checking: Line?
+    public var settings: [Setting] = []
+
+    public init(receiver: Receiver) { self.receiver = receiver }
+
+    /// The JSON text sent to pages.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(self), as: UTF8.self)) ?? #"{"type":"status"}"#
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode("status", forKey: .type)
+        try container.encode(version, forKey: .version)
+        try container.encode((uptime * 10).rounded() / 10, forKey: .uptime)
+        try container.encode(receiver, forKey: .receiver)
+        try container.encodeNullable(sender, forKey: .sender)
+        try container.encode((framesPerSecond * 10).rounded() / 10, forKey: .fps)
+        try container.encodeNullable(frameAge, forKey: .frameAge)
+        try container.encode(drops, forKey: .drops)
+        try container.encode(reconnects, forKey: .reconnects)
+        try container.encode(connections, forKey: .connections)
+        try container.encodeNullable(checking, forKey: .checking)
+        try container.encode(settings, forKey: .settings)
+    }
+
+    enum CodingKeys: CodingKey {
+        case type, version, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, settings
+    }
+}
+
+/// The version this binary reports (the page, `--version`).
+public enum LightOrganVersion {
+    public static let current = "0.1.0"
+}
+
+extension KeyedEncodingContainer {
+    /// Encodes `value`, or JSON `null` when it is nil (plain `encodeIfPresent` leaves the key out).
+    mutating func encodeNullable<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+}

@@ -1,0 +1,154 @@
+import LightOrganCore
+import LightOrganOutput
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The last step before the lines: the brightness limit, the wiring check, and what the page sees.
+///
+/// Every frame passes through ``show(_:)`` on the thread that shows it (the network thread, or
+/// the delay's timer), is scaled by `receiver.max_brightness` and given to the output. What the
+/// lamps then show is published in one atomic word (three levels and a generation), which pages
+/// read without a lock: a page can never slow the lines, only miss a level.
+///
+/// While a wiring check runs, one line is lit alone and frames are held back (the newest is kept);
+/// the check ends on request, after ``checkDuration``, or at shutdown.
+final class LampTap: LevelOutput {
+    /// Longest a wiring check keeps a line lit.
+    static let checkDuration = TimeAmount.seconds(10)
+
+    /// One line of the receiver, as the page names it.
+    struct Line: Sendable {
+        var band: Band
+        var offset: Int
+    }
+
+    private struct State {
+        var output: any LevelOutput
+        var maxBrightness: Int
+        var checking: Line?
+        var checkGeneration = 0
+        var isShutDown = false
+    }
+
+    /// The lines, in output order.
+    let lines: [Line]
+    private let gpio: GPIOLamps?
+    private let state: Mutex<State>
+    /// Levels shown (bits 0…23: bass, mid, treble) and a generation (bits 24…63).
+    private let published = Atomic<UInt64>(0)
+    private let eventLoop: any EventLoop
+
+    init(
+        output: any LevelOutput, gpio: GPIOLamps?, lines: [Line], maxBrightness: Int,
+        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
+    ) {
+        self.gpio = gpio
+        self.lines = lines
+        self.eventLoop = eventLoop
+        state = Mutex(State(output: output, maxBrightness: maxBrightness))
+    }
+
+    func show(_ frame: LevelFrame) throws {
+        try state.withLock { state in
+            guard !state.isShutDown, state.checking == nil else { return }
+            let scaled = Self.scale(frame, percent: state.maxBrightness)
+            try state.output.show(scaled)
+            publish(gpio?.seen ?? scaled)
+        }
+    }
+
+    func shutDown() {
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            state.isShutDown = true
+            state.checking = nil
+            state.output.shutDown()
+        }
+        publish(.off)
+    }
+
+    /// The levels the lamps show and their generation (changes with every frame shown).
+    var levels: (frame: LevelFrame, generation: UInt64) {
+        let word = published.load(ordering: .relaxed)
+        let frame = LevelFrame(bass: UInt8(word & 0xff), mid: UInt8(word >> 8 & 0xff), treble: UInt8(word >> 16 & 0xff))
+        return (frame, word >> 24)
+    }
+
+    /// The line a wiring check lights now.
+    var checking: Line? { state.withLock { $0.checking } }
+
+    /// Brightness limit, percent, from the next frame on.
+    func setMaxBrightness(_ percent: Int) {
+        state.withLock { $0.maxBrightness = percent }
+    }
+
+    /// GPIO mode from the next frame on (no effect on other outputs).
+    func setMode(_ mode: LineDriver.Mode) {
+        state.withLock { _ in gpio?.setMode(mode) }
+    }
+
+    /// Lights `offset` alone (nil: ends the check, lamps dark until the next frame).
+    ///
+    /// - Throws: ``LampCheckError`` when `offset` is not one of the receiver's lines.
+    func check(_ offset: Int?) throws(LampCheckError) {
+        guard let offset else {
+            endCheck(generation: nil)
+            return
+        }
+        guard let line = lines.first(where: { $0.offset == offset }) else {
+            let known = lines.map { "\($0.offset) (\($0.band))" }.joined(separator: ", ")
+            throw LampCheckError(description: "line \(offset) is not one of the receiver's lines: \(known)")
+        }
+        let generation = state.withLock { state -> Int? in
+            guard !state.isShutDown else { return nil }
+            state.checking = line
+            state.checkGeneration += 1
+            if let gpio {
+                gpio.showDuties(lines.map { $0.offset == offset ? 1 : 0 })
+            } else {
+                var frame = LevelFrame.off
+                frame[line.band] = 255
+                try? state.output.show(frame)
+            }
+            return state.checkGeneration
+        }
+        guard let generation else { return }
+        var lit = LevelFrame.off
+        lit[line.band] = 255
+        publish(lit)
+        eventLoop.scheduleTask(in: Self.checkDuration) { [self] in endCheck(generation: generation) }
+    }
+
+    /// Ends the check that `generation` started (nil: whichever runs).
+    private func endCheck(generation: Int?) {
+        let ended = state.withLock { state -> Bool in
+            guard let _ = state.checking, generation == nil || generation == state.checkGeneration, !state.isShutDown else {
+                return false
+            }
+            state.checking = nil
+            try? state.output.show(.off)
+            return true
+        }
+        if ended { publish(.off) }
+    }
+
+    private func publish(_ frame: LevelFrame) {
+        var word = published.load(ordering: .relaxed)
+        let generation = (word >> 24) &+ 1
+        word = generation << 24 | UInt64(frame.treble) << 16 | UInt64(frame.mid) << 8 | UInt64(frame.bass)
+        published.store(word, ordering: .relaxed)
+    }
+
+    /// `frame` with every level scaled to `percent` of full (100: unchanged).
+    static func scale(_ frame: LevelFrame, percent: Int) -> LevelFrame {
+        guard percent < 100 else { return frame }
+        func scaled(_ level: UInt8) -> UInt8 { UInt8((Int(level) * percent + 50) / 100) }
+        return LevelFrame(bass: scaled(frame.bass), mid: scaled(frame.mid), treble: scaled(frame.treble))
+    }
+}
+
+/// A wiring check the receiver cannot do, in the words the page shows.
+struct LampCheckError: Error, CustomStringConvertible {
+    let description: String
+}

@@ -1,0 +1,147 @@
+import Foundation
+import LightOrganCore
+import LightOrganNetwork
+import LightOrganWeb
+import Logging
+import NIOCore
+import Synchronization
+
+/// The receiver as its page sees it: the ``PageBackend`` behind `/live` and `/audio`.
+///
+/// Settings the page changes are checked by ``LiveSettings`` (the settings file's rules and
+/// messages), applied to the running parts at once — the mode and brightness limit to the
+/// ``LampTap``, the delay to the ``DelayedOutput``, the timeout to the ``LampSwitchboard`` — and
+/// kept in the page's file for the next start. Reads (status, levels) never take a lock the lines
+/// wait on.
+final class ReceiverControl: PageBackend {
+    /// The page's secret, the receiver's settings and what the page needs to show.
+    struct Configuration: Sendable {
+        var live: LiveSettings
+        var secret: PageSecret
+        var port: Int
+        var chip: String?
+        var name: String
+    }
+
+    private let configuration: Configuration
+    private let live: Mutex<LiveSettings>
+    private let switchboard: LampSwitchboard
+    private let delayed: DelayedOutput
+    private let tap: LampTap
+    private let logger: Logger
+    private let started = ContinuousClock.now
+    private let cachedStatus = Mutex<(json: String, at: ContinuousClock.Instant)?>(nil)
+    private let nextSoundID = Atomic<Int>(-1)
+
+    init(
+        configuration: Configuration, switchboard: LampSwitchboard, delayed: DelayedOutput, tap: LampTap, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.live = Mutex(configuration.live)
+        self.switchboard = switchboard
+        self.delayed = delayed
+        self.tap = tap
+        self.logger = logger
+    }
+
+    func mayLook(_ address: String) -> Bool {
+        let allow = live.withLock { $0.settings.receiver.allow }
+        return allow.isEmpty || allow.contains { $0.contains(address) }
+    }
+
+    func isSecret(_ key: String) -> Bool { configuration.secret.matches(key) }
+
+    func statusJSON() -> String {
+        let now = ContinuousClock.now
+        if let cached = cachedStatus.withLock({ $0 }), now - cached.at < .milliseconds(100) { return cached.json }
+        let json = status().json()
+        cachedStatus.withLock { $0 = (json, now) }
+        return json
+    }
+
+    /// The status now.
+    func status() -> ReceiverStatus {
+        let (settings, rows) = live.withLock { ($0.settings, $0.rows) }
+        let receiver = settings.receiver
+        let lines = tap.lines.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
+        var status = ReceiverStatus(
+            receiver: .init(
+                name: configuration.name, port: configuration.port, output: receiver.output.description,
+                chip: configuration.chip, mode: receiver.mode.rawValue, lines: lines))
+        status.uptime = (ContinuousClock.now - started) / .seconds(1)
+        let facts = switchboard.senderFacts()
+        status.sender = facts.sender
+        status.framesPerSecond = facts.framesPerSecond
+        status.frameAge = facts.frameAge
+        status.drops = facts.drops
+        status.reconnects = facts.reconnects
+        status.connections = facts.connections
+        status.checking = tap.checking.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
+        status.settings = rows
+        return status
+    }
+
+    func lampLevels() -> (levels: [UInt8], generation: UInt64) {
+        let (frame, generation) = tap.levels
+        return (frame.levels, generation)
+    }
+
+    func set(_ key: String, to value: String) -> Result<String, PageRefusal> {
+        let outcome = live.withLock { live -> Result<(Settings, String, String), PageRefusal> in
+            do {
+                let settings = try live.set(key, to: value)
+                return .success((settings, live.raw[key]?.value ?? value, live.pageFileText))
+            } catch {
+                return .failure(PageRefusal("\(error)"))
+            }
+        }
+        cachedStatus.withLock { $0 = nil }
+        switch outcome {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(let (settings, applied, fileText)):
+            let receiver = settings.receiver
+            switch key {
+            case "receiver.mode": tap.setMode(receiver.mode)
+            case "receiver.max_brightness": tap.setMaxBrightness(receiver.maxBrightness)
+            case "receiver.delay": delayed.setDelay(.milliseconds(Int64(receiver.delayMilliseconds)))
+            case "receiver.timeout": switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
+            default: break
+            }
+            do {
+                try StateDirectory.writePrivate(fileText, to: configuration.live.pageFile)
+            } catch {
+                logger.warning("page: \(key) = \(applied) applies now but is not kept: \(error)")
+                return .failure(PageRefusal("applied now, but not kept across a restart: \(error)"))
+            }
+            return .success(applied)
+        }
+    }
+
+    func check(line: Int?) -> Result<Void, PageRefusal> {
+        do {
+            try tap.check(line)
+            cachedStatus.withLock { $0 = nil }
+            if let line { logger.info("page: wiring check lights line \(line) alone") }
+            return .success(())
+        } catch {
+            return .failure(PageRefusal("\(error)"))
+        }
+    }
+
+    func openSound(_ start: BrowserAudioStream.Start, address: String, peer: String, channel: any Channel)
+        -> Result<any PageSoundSink, PageRefusal>
+    {
+        let id = nextSoundID.subtract(1, ordering: .relaxed).oldValue
+        let connection = FrameConnection(id: id, address: address, peer: "\(peer) (page \(start.source))", channel: channel)
+        let parameters = live.withLock { $0.settings.analysis }
+        guard
+            let sound = BrowserSound(
+                connection: connection, sampleRate: start.sampleRate, parameters: parameters, switchboard: switchboard)
+        else {
+            return .failure(PageRefusal("the receiver refused this sender (receiver.allow or receiver.max_connections)"))
+        }
+        logger.info("page: \(peer) sends its \(start.source) at \(start.sampleRate) Hz")
+        return .success(sound)
+    }
+}

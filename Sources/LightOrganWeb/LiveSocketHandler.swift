@@ -1,0 +1,168 @@
+import LightOrganCore
+import Logging
+import NIOCore
+import NIOWebSocket
+
+/// One page's `/live` socket: pushes the lamps and the status, takes settings and wiring checks.
+///
+/// Lamps are sent up to ``lampRate`` times a second and only when they changed (or once a second
+/// to say they did not), the status every ``statusInterval``; both only while the connection is
+/// writable. A page that reads slowly simply skips levels — newest wins — and nothing it does
+/// reaches the thread that drives the lines: the levels are read from the backend's snapshot.
+final class LiveSocketHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    /// Lamp updates per second, at most.
+    static let lampRate: Int64 = 60
+    /// Lamp updates between two status messages (every 0.5 s).
+    static let ticksPerStatus = 30
+
+    private let backend: any PageBackend
+    private let logger: Logger
+    private var timer: RepeatedTask?
+    private var lastGeneration: UInt64 = .max
+    private var ticksSinceLamps = 0
+    private var ticks = 0
+    private var greeted = false
+    private var mayControl = false
+
+    init(backend: any PageBackend, logger: Logger) {
+        self.backend = backend
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleRepeatedTask(
+            initialDelay: .zero, delay: .nanoseconds(1_000_000_000 / Self.lampRate)
+        ) { _ in
+            let (handler, context) = bound.value
+            handler.tick(context: context)
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    private func tick(context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        ticks += 1
+        ticksSinceLamps += 1
+        guard context.channel.isWritable else { return }  // newest wins: skip, never queue
+        if ticks % Self.ticksPerStatus == 1 {
+            context.sendText(backend.statusJSON())
+        }
+        let (levels, generation) = backend.lampLevels()
+        if generation != lastGeneration || ticksSinceLamps >= Int(Self.lampRate) {
+            lastGeneration = generation
+            ticksSinceLamps = 0
+            context.sendBinary(levels)
+        }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        if context.answerControlFrame(frame) { return }
+        guard frame.opcode == .text else {
+            context.closeSocket(PageProtocolError(.unsupportedData, "this socket takes JSON text only"))
+            return
+        }
+        let request: PageRequest
+        do {
+            request = try PageRequest.decode(frame.unmaskedData.readableBytesView)
+        } catch {
+            context.closeSocket(error)
+            return
+        }
+        switch request {
+        case .hello(let key):
+            if !key.isEmpty, !backend.isSecret(key) {
+                logger.warning("page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") gave a wrong key")
+                context.closeSocket(PageProtocolError(.wrongKey, "wrong key"))
+                return
+            }
+            greeted = true
+            mayControl = !key.isEmpty
+            context.sendText(#"{"type":"hello","control":\#(mayControl)}"#)
+            context.sendText(backend.statusJSON())
+        case .set(let id, let key, let value):
+            guard controlAllowed(context) else { return }
+            switch backend.set(key, to: value) {
+            case .success(let applied):
+                context.sendText(Self.json(["type": "set", "id": id, "ok": true, "key": key, "value": applied]))
+                logger.info("page: \(key) = \(applied)")
+            case .failure(let refusal):
+                context.sendText(Self.json(["type": "set", "id": id, "ok": false, "key": key, "error": refusal.message]))
+            }
+            context.sendText(backend.statusJSON())
+        case .check(let id, let line):
+            guard controlAllowed(context) else { return }
+            switch backend.check(line: line) {
+            case .success:
+                context.sendText(Self.json(["type": "check", "id": id, "ok": true, "line": line as Any]))
+            case .failure(let refusal):
+                context.sendText(Self.json(["type": "check", "id": id, "ok": false, "error": refusal.message]))
+            }
+            context.sendText(backend.statusJSON())
+        }
+    }
+
+    /// Settings and checks need a page that said hello with the right key.
+    private func controlAllowed(_ context: ChannelHandlerContext) -> Bool {
+        guard greeted else {
+            context.closeSocket(PageProtocolError(.policyViolation, "say hello first"))
+            return false
+        }
+        guard mayControl else {
+            context.closeSocket(PageProtocolError(.wrongKey, "changing the receiver needs the key"))
+            return false
+        }
+        return true
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// A small JSON object with sorted keys; values: text, whole numbers, true/false, nil as null.
+    static func json(_ fields: [String: Any]) -> String {
+        let body = fields.keys.sorted().map { key -> String in
+            let value: String
+            switch fields[key]! {
+            case let text as String: value = jsonString(text)
+            case let flag as Bool: value = flag ? "true" : "false"
+            case let number as Int: value = String(number)
+            case Optional<Any>.none: value = "null"
+            case Optional<Any>.some(let inner as Int): value = String(inner)
+            default: value = "null"
+            }
+            return "\(jsonString(key)):\(value)"
+        }
+        return "{" + body.joined(separator: ",") + "}"
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

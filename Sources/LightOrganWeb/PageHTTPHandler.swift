@@ -1,0 +1,57 @@
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Answers the plain HTTP requests of a page connection: the three compiled-in files, 404 for
+/// anything else, 403 for a WebSocket handshake the ``OriginPolicy`` refused (it arrives here
+/// as a normal request). Nothing is read from disk.
+final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// The content security policy of every response: our own scripts only, sockets to ourselves.
+    static let securityHeaders: [(String, String)] = [
+        ("Content-Security-Policy",
+            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cache-Control", "no-store"),
+        ("Permissions-Policy", "microphone=(self), display-capture=(self)"),
+    ]
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(let head) = unwrapInboundIn(data) else { return }
+        let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+        let (status, type, body): (HTTPResponseStatus, String, String) =
+            switch (head.method, path) {
+            case (.GET, "/"), (.HEAD, "/"): (.ok, "text/html; charset=utf-8", PageAssets.html)
+            case (.GET, "/page.js"), (.HEAD, "/page.js"): (.ok, "text/javascript; charset=utf-8", PageAssets.script)
+            case (.GET, "/worklet.js"), (.HEAD, "/worklet.js"): (.ok, "text/javascript; charset=utf-8", PageAssets.worklet)
+            case (_, "/live"), (_, "/audio"):
+                (.forbidden, "text/plain; charset=utf-8", "WebSocket refused: it must come from this receiver's own page (Origin)\n")
+            case (.GET, _), (.HEAD, _): (.notFound, "text/plain; charset=utf-8", "not found\n")
+            default: (.methodNotAllowed, "text/plain; charset=utf-8", "only GET\n")
+            }
+        var headers = HTTPHeaders(Self.securityHeaders)
+        headers.add(name: "Content-Type", value: type)
+        headers.add(name: "Content-Length", value: String(body.utf8.count))
+        let keepAlive = head.isKeepAlive && status == .ok
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+        }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            done.whenComplete { _ in bound.value.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A refused WebSocket upgrade (wrong path or Origin) arrives as this error, then as a plain
+        // request, which gets its 403 above.
+        if error is NIOWebSocketUpgradeError { return }
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,134 @@
+import LightOrganCore
+public import Logging
+public import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+import Synchronization
+
+/// The receiver's page: HTTPS for the page itself, WSS for `/live` (lamps, status, settings,
+/// wiring check) and `/audio` (a browser as the sound source).
+///
+/// Pipeline of a connection: TLS → HTTP/1.1 → either ``PageHTTPHandler`` (the three compiled-in
+/// files) or, after a WebSocket upgrade that passed the ``OriginPolicy``, a frame aggregator and
+/// ``LiveSocketHandler`` or ``SoundSocketHandler``. Clients outside `receiver.allow` are closed
+/// on accept; at most ``maximumConnections`` connections are open at once.
+public final class PageServer: Sendable {
+    /// Connections open at once, pages and sound sockets together.
+    public static let maximumConnections = 32
+    /// Largest WebSocket message accepted, bytes (a sound message of ``BrowserAudioStream/maximumSamples``).
+    public static let maximumMessageBytes = BrowserAudioStream.maximumSamples * 4
+
+    /// The bound listening channel.
+    public let channel: any Channel
+    /// The port the page listens on (the kernel's choice when `page.port` is 0).
+    public let port: Int
+
+    private init(channel: any Channel) {
+        self.channel = channel
+        self.port = channel.localAddress?.port ?? 0
+    }
+
+    /// Binds the page's port at once, so a port in use is an error before anything runs.
+    ///
+    /// - Throws: ``PageError`` saying which address and port and what to do.
+    public static func bind(
+        host: String, port: Int, certificate: PageCertificate, backend: any PageBackend, logger: Logger
+    ) async throws(PageError) -> PageServer {
+        let context: NIOSSLContext
+        do {
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: certificate.chain.map { .certificate($0) }, privateKey: .privateKey(certificate.privateKey))
+            configuration.minimumTLSVersion = .tlsv12
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw PageError("\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
+        }
+        let open = Atomic<Int>(0)
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // Newest wins: a page that stops reading stops being written to within 64 KiB.
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 64 * 1024))
+            .childChannelInitializer { channel in
+                let address = channel.remoteAddress?.ipAddress ?? "?"
+                let count = open.add(1, ordering: .relaxed).newValue
+                channel.closeFuture.whenComplete { _ in open.subtract(1, ordering: .relaxed) }
+                guard count <= maximumConnections, backend.mayLook(address) else {
+                    if count > maximumConnections {
+                        logger.debug("page: refused \(address): \(maximumConnections) connections open already")
+                    } else {
+                        logger.debug("page: refused \(address): not in receiver.allow")
+                    }
+                    return channel.close()
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try configure(channel, tls: context, backend: backend, logger: logger)
+                }
+            }
+        do {
+            let channel = try await bootstrap.bind(host: host, port: port).get()
+            return PageServer(channel: channel)
+        } catch {
+            throw PageError(
+                "page: cannot listen on \(host):\(port) (\(error)); choose another page.port, or page.enabled: false to serve no page")
+        }
+    }
+
+    private static func configure(
+        _ channel: any Channel, tls: NIOSSLContext, backend: any PageBackend, logger: Logger
+    ) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+        let files = PageHTTPHandler()
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: maximumMessageBytes,
+            automaticErrorHandling: true,
+            shouldUpgrade: { channel, head in
+                let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
+                guard path == "/live" || path == "/audio",
+                    OriginPolicy.allows(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host"))
+                else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+            },
+            upgradePipelineHandler: { channel, head in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(
+                        NIOWebSocketFrameAggregator(
+                            minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64,
+                            maxAccumulatedFrameSize: maximumMessageBytes))
+                    let peer = channel.remoteAddress.map(PageServer.describe) ?? "?"
+                    if head.uri.hasPrefix("/audio") {
+                        try sync.addHandler(SoundSocketHandler(backend: backend, peer: peer, logger: logger))
+                    } else {
+                        try sync.addHandler(LiveSocketHandler(backend: backend, logger: logger))
+                    }
+                }
+            })
+        try pipeline.configureHTTPServerPipeline(
+            withServerUpgrade: (
+                upgraders: [upgrader],
+                completionHandler: { context in
+                    context.pipeline.syncOperations.removeHandler(files, promise: nil)
+                }
+            ))
+        try pipeline.addHandler(files)
+    }
+
+    /// `192.168.1.5:50123`, `[fd00::5]:50123`.
+    static func describe(_ address: SocketAddress) -> String {
+        let ip = address.ipAddress ?? "?"
+        let port = address.port.map(String.init) ?? "?"
+        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+
+    /// Stops accepting; open connections close with the event loop's shutdown.
+    public func close() async {
+        try? await channel.close()
+    }
+}
