@@ -4,7 +4,8 @@ import LightOrganCore
 /// `lightorgan-fuzz`: property-based fuzzing of what parses untrusted input (issue 5).
 ///
 /// `lightorgan-fuzz [TARGET…] [--count N] [--seed S]`, TARGET one of `assembler`, `handler`,
-/// `arbiter`, `settings-catalog`, `settings`, `settings-file` (default: all, each with its own
+/// `arbiter`, `settings-catalog`, `settings`, `settings-file`, `page-requests`, `page-audio`,
+/// `page-settings` (default: all, each with its own
 /// default count: millions where an input costs microseconds; the whole loader, at about 0.5 ms an
 /// input through swift-configuration, gets tens of thousands). Every
 /// run is seeded (SplitMix64) and prints its seed, so a failure can be replayed. Each target checks
@@ -27,6 +28,9 @@ enum FuzzMain {
             ("settings-catalog", 2_000_000, SettingsFuzz.runCatalog),
             ("settings", 20_000, SettingsFuzz.runEnvironment),
             ("settings-file", 10_000, SettingsFuzz.runFile),
+            ("page-requests", 1_000_000, PageFuzz.runRequests),
+            ("page-audio", 100_000, PageFuzz.runAudio),
+            ("page-settings", 20_000, PageFuzz.runSettings),
         ]
         let chosen = arguments.isEmpty ? targets : targets.filter { arguments.contains($0.0) }
         guard !chosen.isEmpty else {

@@ -69,6 +69,7 @@ final class ReceiverControl: PageBackend {
                 name: configuration.name, port: configuration.port, output: receiver.output.description,
                 chip: configuration.chip, mode: receiver.mode.rawValue, lines: lines))
         status.uptime = (ContinuousClock.now - started) / .seconds(1)
+        status.now = Date().timeIntervalSince1970
         let facts = switchboard.senderFacts()
         status.sender = facts.sender
         status.framesPerSecond = facts.framesPerSecond

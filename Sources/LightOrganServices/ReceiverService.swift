@@ -82,9 +82,9 @@ public struct ReceiverService: Service {
                     host: pageSettings.bind, port: pageSettings.port, certificate: page.certificate, backend: control,
                     logger: logger)
             } catch {
-                await listener.close()
-                switchboard.shutDown()
-                throw error
+                // The lamps are the receiver's job; the page is a window on them. Without it the
+                // receiver still runs, and says why there is no page.
+                logger.error("\(error); the receiver runs without its page")
             }
         }
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil

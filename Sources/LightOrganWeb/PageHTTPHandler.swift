@@ -9,15 +9,19 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// The content security policy of every response: our own scripts only, sockets to ourselves.
-    static let securityHeaders: [(String, String)] = [
-        ("Content-Security-Policy",
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
-        ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
-        ("Cache-Control", "no-store"),
-        ("Permissions-Policy", "microphone=(self), display-capture=(self)"),
-    ]
+    /// The headers of every response: our own scripts only, sockets to ourselves (named as
+    /// `wss://host` too: older Safari does not count wss: as 'self'), no framing, no referrer.
+    static func securityHeaders(host: String?) -> [(String, String)] {
+        let socket = host.flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? " wss://\($0)" : nil } ?? ""
+        return [
+            ("Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'\(socket); img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Cache-Control", "no-store"),
+            ("Permissions-Policy", "microphone=(self), display-capture=(self)"),
+        ]
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
@@ -32,7 +36,7 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
             case (.GET, _), (.HEAD, _): (.notFound, "text/plain; charset=utf-8", "not found\n")
             default: (.methodNotAllowed, "text/plain; charset=utf-8", "only GET\n")
             }
-        var headers = HTTPHeaders(Self.securityHeaders)
+        var headers = HTTPHeaders(Self.securityHeaders(host: head.headers.first(name: "host")))
         headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: String(body.utf8.count))
         let keepAlive = head.isKeepAlive && status == .ok

@@ -118,6 +118,9 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 
     public var version = LightOrganVersion.current
+    /// The receiver's clock, Unix seconds: the page measures ``Sender/since`` against it (a Pi
+    /// without network time may be far from the phone's clock).
+    public var now: Double = 0
     /// Seconds since the receiver started.
     public var uptime: Double = 0
     public var receiver: Receiver
@@ -148,6 +151,7 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode("status", forKey: .type)
         try container.encode(version, forKey: .version)
+        try container.encode((now * 10).rounded() / 10, forKey: .now)
         try container.encode((uptime * 10).rounded() / 10, forKey: .uptime)
         try container.encode(receiver, forKey: .receiver)
         try container.encodeNullable(sender, forKey: .sender)
@@ -161,7 +165,7 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: CodingKey {
-        case type, version, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, settings
+        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, settings
     }
 }
 
