@@ -600,7 +600,9 @@ enum PageAssets {
         if (a.stopped) return;
         a.input = context.createMediaStreamSource(stream);
         a.node = new AudioWorkletNode(context, 'lightorgan-capture', { numberOfInputs: 1, numberOfOutputs: 1, outputChannelCount: [1] });
-        const size = 128 * Math.max(1, Math.round((0.02 * context.sampleRate) / 128));
+        // About 10 ms a message: the receiver makes a frame every 10 ms of audio, as `send` does, and
+        // shows each as it completes (larger messages would show frames in pairs, 50 a second).
+        const size = 128 * Math.max(1, Math.round((0.01 * context.sampleRate) / 128));
         const batch = new Float32Array(size);
         let filled = 0;
         a.node.port.onmessage = (event) => {

@@ -131,7 +131,7 @@ public enum SettingsCatalog {
         ) { settings, _, targets in settings.receiver.forwardTargets = targets },
         .integer(
             "receiver.max_brightness", default: 100, range: 1...100,
-            summary: "Brightness limit of every lamp, percent of full (the page's brightness slider)."
+            summary: "Brightness limit of every lamp, percent of full (1…100)."
         ) { $0.receiver.maxBrightness = $1 },
         .flag(
             "page.enabled", default: true,
