@@ -24,9 +24,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
@@ -91,7 +88,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Adapter: the receiver's page — HTTPS and WebSockets with SwiftNIO (NIOHTTP1, NIOWebSocket,
-        // NIOSSL), its self-signed certificate (swift-certificates), the page itself compiled in.
+        // NIOSSL), the page itself compiled in. Its self-signed certificate comes from `openssl`
+        // once (swift-certificates and swift-crypto would add a second BoringSSL: 2.5 MB to the .deb).
         .target(
             name: "LightOrganWeb",
             dependencies: [
@@ -101,9 +99,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

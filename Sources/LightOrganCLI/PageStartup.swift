@@ -38,8 +38,9 @@ enum PageStartup {
             } catch {
                 throw Failure.runtime("\(error)")
             }
-            if certificate.isNew {
-                logger.info("page: made a self-signed certificate for \(names.joined(separator: ", ")) in \(certificate.certificatePath)")
+            if let fingerprint = certificate.madeWithFingerprint {
+                logger.info(
+                    "page: made a self-signed certificate for \(names.joined(separator: ", ")) in \(certificate.certificatePath), SHA-256 \(fingerprint)")
             }
         case (false, false):
             do {
@@ -53,7 +54,6 @@ enum PageStartup {
             throw Failure.badSetting(
                 "\(loaded.sources[given].map { "\($0)" } ?? given): \(given) is set but \(missing) is not; allowed: both (your own certificate) or neither (a self-signed one)")
         }
-        logger.info("page: certificate SHA-256 \(certificate.fingerprint)")
         let live = LiveSettings(raw: loaded.raw, settings: settings, pageFile: pageFile)
         let name = settings.receiver.name.isEmpty ? PublisherService.hostName() : settings.receiver.name
         return ReceiverService.PageSetup(live: live, secret: secret, certificate: certificate, chip: chip, name: name)

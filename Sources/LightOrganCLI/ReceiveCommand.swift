@@ -56,10 +56,16 @@ struct ReceiveCommand: AsyncParsableCommand {
                     logger.info(
                         "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
                 }
-                let page = try all.page.isEnabled
-                    ? PageStartup.prepare(
-                        loaded: loaded, pageFile: pageFile, chip: chip, environment: environment, logger: logger)
-                    : nil
+                var page: ReceiverService.PageSetup?
+                if all.page.isEnabled {
+                    do {
+                        page = try PageStartup.prepare(
+                            loaded: loaded, pageFile: pageFile, chip: chip, environment: environment, logger: logger)
+                    } catch Failure.runtime(let why) {
+                        // The lamps are the receiver's job: without its page it still drives them.
+                        logger.error("\(why); the receiver runs without its page")
+                    }
+                }
                 receiver = try await ReceiverService.bind(
                     settings: settings, output: output, lighting: lighting.outputs, page: page, logger: logger)
                 if let server = receiver.page, let page {

@@ -1,18 +1,15 @@
-import Crypto
 import Foundation
-import SwiftASN1
 import LightOrganCore
 public import NIOSSL
-import X509
 
 /// The page's TLS identity: a certificate and its private key, as PEM files.
 ///
 /// Browsers give a page the microphone only in a secure context, so the page is served over HTTPS
-/// even on a LAN. Unless the settings name a certificate (`receiver.page.certificate` and
-/// `receiver.page.key`), the receiver makes its own on first start: an ECDSA P-256 key and a
-/// self-signed certificate for the host's names, valid ten years, kept in the state directory
-/// (`page-certificate.pem`, `page-key.pem`, mode 0600) and reused after, so a browser that
-/// accepted it once keeps accepting it.
+/// even on a LAN. Unless the settings name a certificate (`page.certificate` and `page.key`), the
+/// receiver makes its own on first start — an ECDSA P-256 key and a self-signed certificate for the
+/// host's names, valid ten years, made by `openssl` (the package depends on it) — keeps it in the
+/// state directory (`page-certificate.pem`, `page-key.pem`, mode 0600) and reuses it after, so a
+/// browser that accepted it once keeps accepting it.
 public struct PageCertificate: Sendable {
     /// The certificate chain to present, leaf first.
     public let chain: [NIOSSLCertificate]
@@ -20,10 +17,9 @@ public struct PageCertificate: Sendable {
     public let privateKey: NIOSSLPrivateKey
     /// Where it was read from (or written to).
     public let certificatePath: String
-    /// Whether it was made now (a first start), not read.
-    public let isNew: Bool
-    /// The SHA-256 fingerprint of the leaf, as the browser shows it (`AB:CD:…`).
-    public let fingerprint: String
+    /// The SHA-256 fingerprint (`AB:CD:…`, as browsers show it) when the certificate was made now;
+    /// nil when it was read.
+    public let madeWithFingerprint: String?
 
     /// Reads the certificate and key at the given paths.
     ///
@@ -34,25 +30,21 @@ public struct PageCertificate: Sendable {
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificate)
         } catch {
-            throw PageError("\(certificate): cannot be read as a PEM certificate (\(error)); name another with receiver.page.certificate, or leave it empty for a self-signed one")
+            throw PageError("\(certificate): cannot be read as a PEM certificate (\(error)); name another with page.certificate, or leave it empty for a self-signed one")
         }
         do {
             privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
         } catch {
-            throw PageError("\(key): cannot be read as a PEM private key (\(error)); name another with receiver.page.key")
+            throw PageError("\(key): cannot be read as a PEM private key (\(error)); name another with page.key")
         }
-        guard let leaf = chain.first else {
-            throw PageError("\(certificate): holds no certificate")
-        }
-        return PageCertificate(
-            chain: chain, privateKey: privateKey, certificatePath: certificate, isNew: false,
-            fingerprint: Self.fingerprint(of: leaf))
+        guard !chain.isEmpty else { throw PageError("\(certificate): holds no certificate") }
+        return PageCertificate(chain: chain, privateKey: privateKey, certificatePath: certificate, madeWithFingerprint: nil)
     }
 
     /// The certificate kept in `directory`, made there first when there is none.
     ///
     /// - Parameter hostNames: the names the certificate is for (the host name, `name.local`).
-    /// - Throws: ``PageError`` when the directory cannot be written or the files are damaged.
+    /// - Throws: ``PageError`` when `openssl` is missing or fails, or the files are damaged.
     public static func selfSigned(in directory: String, hostNames: [String]) throws(PageError) -> PageCertificate {
         let certificatePath = directory + "/page-certificate.pem"
         let keyPath = directory + "/page-key.pem"
@@ -60,54 +52,54 @@ public struct PageCertificate: Sendable {
         if files.fileExists(atPath: certificatePath), files.fileExists(atPath: keyPath) {
             return try load(certificate: certificatePath, key: keyPath)
         }
-        let (certificatePEM, keyPEM): (String, String)
         do {
-            (certificatePEM, keyPEM) = try makeSelfSigned(hostNames: hostNames)
-        } catch {
-            throw PageError("cannot make the page's certificate: \(error)")
-        }
-        do {
-            try StateDirectory.writePrivate(keyPEM, to: keyPath)
-            try StateDirectory.writePrivate(certificatePEM, to: certificatePath)
+            try StateDirectory.writePrivate("", to: keyPath)  // the directory (0700) and an empty 0600 file first
         } catch {
             throw PageError(error.description)
         }
+        let names = hostNames.isEmpty ? ["lightorgan"] : hostNames
+        _ = try openssl([
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-sha256",
+            "-days", "3650", "-subj", "/O=lightorgan receiver (self-signed)/CN=\(names[0])",
+            "-addext", "subjectAltName=" + names.map { "DNS:\($0)" }.joined(separator: ","),
+            "-addext", "basicConstraints=critical,CA:FALSE", "-addext", "extendedKeyUsage=serverAuth",
+            "-keyout", keyPath, "-out", certificatePath,
+        ])
+        chmod(certificatePath, 0o600)
+        chmod(keyPath, 0o600)
+        let fingerprint = (try? openssl(["x509", "-in", certificatePath, "-noout", "-fingerprint", "-sha256"]))
+            .flatMap { $0.split(separator: "=", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } }
         let loaded = try load(certificate: certificatePath, key: keyPath)
         return PageCertificate(
-            chain: loaded.chain, privateKey: loaded.privateKey, certificatePath: certificatePath, isNew: true,
-            fingerprint: loaded.fingerprint)
+            chain: loaded.chain, privateKey: loaded.privateKey, certificatePath: certificatePath,
+            madeWithFingerprint: fingerprint ?? "?")
     }
 
-    /// A new ECDSA P-256 key and a self-signed certificate for `hostNames`, both as PEM text.
-    static func makeSelfSigned(hostNames: [String], now: Date = Date()) throws -> (certificate: String, key: String) {
-        let key = P256.Signing.PrivateKey()
-        let commonName = hostNames.first ?? "lightorgan"
-        let name = try DistinguishedName {
-            CommonName(commonName)
-            OrganizationName("lightorgan receiver (self-signed)")
+    /// Runs `openssl` with `arguments`; its standard output.
+    private static func openssl(_ arguments: [String]) throws(PageError) -> String {
+        let candidates = ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"]
+        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw PageError(
+                "the page needs a certificate and openssl makes it: sudo apt install openssl (or name your own with page.certificate and page.key, or page.enabled: false)")
         }
-        let extensions = try Certificate.Extensions {
-            Critical(BasicConstraints.notCertificateAuthority)
-            Critical(KeyUsage(digitalSignature: true))
-            try ExtendedKeyUsage([.serverAuth])
-            SubjectAlternativeNames(hostNames.map { GeneralName.dnsName($0) })
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        do {
+            try process.run()
+        } catch {
+            throw PageError("cannot run \(path): \(error)")
         }
-        let certificate = try Certificate(
-            version: .v3,
-            serialNumber: Certificate.SerialNumber(),
-            publicKey: Certificate.PublicKey(key.publicKey),
-            notValidBefore: now.addingTimeInterval(-3600),
-            notValidAfter: now.addingTimeInterval(10 * 365 * 86400),
-            issuer: name,
-            subject: name,
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: extensions,
-            issuerPrivateKey: Certificate.PrivateKey(key))
-        return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
-    }
-
-    private static func fingerprint(of certificate: NIOSSLCertificate) -> String {
-        guard let der = try? certificate.toDERBytes() else { return "?" }
-        return SHA256.hash(data: der).map { String(format: "%02X", $0) }.joined(separator: ":")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let last = problem.split(separator: "\n").last.map(String.init) ?? "status \(process.terminationStatus)"
+            throw PageError("openssl \(arguments.first ?? "") failed making the page's certificate: \(last)")
+        }
+        return text
     }
 }

@@ -17,6 +17,9 @@ import Synchronization
 public final class PageServer: Sendable {
     /// Connections open at once, pages and sound sockets together.
     public static let maximumConnections = 32
+    /// A connection that is not a WebSocket this long after it opened is closed (a slow or idle
+    /// client cannot hold one of the ``maximumConnections`` places).
+    public static let plainConnectionLifetime = TimeAmount.seconds(20)
     /// Largest WebSocket message accepted, bytes (a sound message of ``BrowserAudioStream/maximumSamples``).
     public static let maximumMessageBytes = BrowserAudioStream.maximumSamples * 4
 
@@ -82,6 +85,10 @@ public final class PageServer: Sendable {
     ) throws {
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+        let upgraded = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+        channel.eventLoop.scheduleTask(in: plainConnectionLifetime) {
+            if !upgraded.value { channel.close(promise: nil) }
+        }
         let files = PageHTTPHandler()
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: maximumMessageBytes,
@@ -96,7 +103,8 @@ public final class PageServer: Sendable {
                 return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
             },
             upgradePipelineHandler: { channel, head in
-                channel.eventLoop.makeCompletedFuture {
+                upgraded.value = true
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(
                         NIOWebSocketFrameAggregator(

@@ -93,8 +93,9 @@ debian_depends() {
             *) say "no Debian package known for $library: add it to debian_depends in scripts/lib/debian-package.sh"; return 1 ;;
         esac
     done
-    # adduser: postinst makes the system user with it (not Essential on trixie).
-    printf '%s\n' "${depends[@]}" adduser | sort -u | paste -sd, | sed 's/,/, /g'
+    # adduser: postinst makes the system user with it (not Essential on trixie); openssl: the receiver's
+    # page makes its self-signed certificate with it on first start.
+    printf '%s\n' "${depends[@]}" adduser openssl | sort -u | paste -sd, | sed 's/,/, /g'
 }
 
 # package_version: 0.1.0+gitDATE.TIME.COMMIT of the checkout (newer commits sort higher).
