@@ -17,6 +17,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
     static let lampRate: Int64 = 60
     /// Lamp updates between two status messages (every 0.5 s).
     static let ticksPerStatus = 30
+    /// Messages a page may send per second (a person clicks a few; each setting is written to disk).
+    static let messagesPerSecond = 20
 
     private let backend: any PageBackend
     private let logger: Logger
@@ -26,6 +28,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
     private var ticks = 0
     private var greeted = false
     private var mayControl = false
+    private var windowStart = NIODeadline.now()
+    private var messagesInWindow = 0
 
     init(backend: any PageBackend, logger: Logger) {
         self.backend = backend
@@ -74,6 +78,16 @@ final class LiveSocketHandler: ChannelInboundHandler {
         if context.answerControlFrame(frame) { return }
         guard frame.opcode == .text else {
             context.closeSocket(PageProtocolError(.unsupportedData, "this socket takes JSON text only"))
+            return
+        }
+        let now = NIODeadline.now()
+        if now - windowStart >= .seconds(1) {
+            windowStart = now
+            messagesInWindow = 0
+        }
+        messagesInWindow += 1
+        guard messagesInWindow <= Self.messagesPerSecond else {
+            context.closeSocket(PageProtocolError(.policyViolation, "more than \(Self.messagesPerSecond) messages a second"))
             return
         }
         let request: PageRequest

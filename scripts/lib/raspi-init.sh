@@ -99,6 +99,20 @@ sleep 5
 u1=$(ticks $receiver); read t1 _ </proc/uptime
 echo "PI: receiver cpu ticks $((u1 - u0)) over $t0 $t1 $(grep -E '^(Rss|Private_Clean|Private_Dirty):' /proc/$receiver/smaps_rollup | tr -s ' ' | tr '\n' ' ')"
 echo "PI: lines while the demo plays, samples of 40 on $(sample 40)"
+# The page: its address from the log, then one page open on /live (a WebSocket through openssl s_client,
+# reading everything) while the receiver's cost is measured again.
+echo "PI: page $(grep -o 'page: https://[^ ]*' /tmp/receive.log | head -n 1 | cut -d' ' -f2)"
+(printf 'GET /live HTTP/1.1\r\nHost: 127.0.0.1:8443\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://127.0.0.1:8443\r\n\r\n'
+    sleep 12) | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page.bin 2>/tmp/page.err &
+page=$!
+sleep 3
+u0=$(ticks $receiver); read t0 _ </proc/uptime
+sleep 5
+u1=$(ticks $receiver); read t1 _ </proc/uptime
+echo "PI: receiver with a page cpu ticks $((u1 - u0)) over $t0 $t1 $(grep -E '^(Rss|Private_Clean|Private_Dirty):' /proc/$receiver/smaps_rollup | tr -s ' ' | tr '\n' ' ')"
+kill $page 2>/dev/null
+# lamp messages: 3-byte binary frames (0x82 0x03); status messages: text frames holding "type":"status".
+echo "PI: page socket $(head -n 1 /tmp/page.bin | tr -d '\r') lamp messages $(grep -c "$(printf '\202\003')" /tmp/page.bin) status messages $(grep -o '"type":"status"' /tmp/page.bin | wc -l)"
 kill -TERM $receiver
 sleep 1.5
 echo "PI: lines after SIGTERM $(lines)"
