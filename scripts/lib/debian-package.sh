@@ -11,12 +11,13 @@ oldest_glibcxx=3.4.30
 # The build folder lives in the cache (a fresh clone reuses the compiled dependencies), and the checkout is
 # seen at /src inside the chroot whichever folder it is in here, so its paths stay the same between clones.
 build_release() {
-    local arch=$1 triplet swift_flags=() compiler_flags=() pkgconfig root
+    local arch=$1 triplet swift_flags=() compiler_flags=() link_flags=() pkgconfig root
     case $arch in
         arm64)
             triplet=aarch64-linux-gnu root=/sysroot
             swift_flags=(--triple aarch64-unknown-linux-gnu --sdk /sysroot --toolset /build/toolset-aarch64.json)
             compiler_flags=(--target=aarch64-linux-gnu --sysroot=/sysroot)
+            link_flags=(-Xlinker -z -Xlinker pack-relative-relocs)
             ;;
         amd64) triplet=x86_64-linux-gnu root= ;;
         *) say "unknown architecture $arch (arm64 or amd64)"; return 1 ;;
@@ -42,8 +43,11 @@ JSON
         clang ${compiler_flags[*]} -std=c11 -O2 -fPIC -Wall -Werror -c scripts/packaging/glibc_compat.c -o /build/$arch/glibc_compat.o
         # SwiftPM does not see the object given to the linker: the executable is linked anew each time (seconds).
         rm -f \$bin/lightorgan
+        # Smaller: no dynamic symbol table of every Swift symbol (nothing loads symbols from the executable) and,
+        # for the Pi, relative relocations packed (DT_RELR needs glibc 2.36, Raspberry Pi OS bookworm's; a laptop's
+        # Ubuntu 22.04 has 2.35): 2.5 MB less binary, 0.8 MB less .deb.
         swift build -c release --static-swift-stdlib ${swift_flags[*]} --scratch-path /build/$arch --product lightorgan \
-            -Xlinker /build/$arch/glibc_compat.o -Xlinker --strip-all >&2
+            -Xlinker /build/$arch/glibc_compat.o -Xlinker --strip-all -Xlinker --no-export-dynamic ${link_flags[*]} >&2
         echo \$bin/lightorgan"
     local inside
     inside=$(in_build_chroot --bind "$repo_root" /src --bind "$cache_root/build" /build -- bash -c "$script")
