@@ -13,10 +13,11 @@ final class LiveSocketHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    /// Lamp updates per second, at most.
-    static let lampRate: Int64 = 60
+    /// Lamp updates per second, at most (each is a TLS record and a write: the page's cost on the Pi
+    /// grows with it; 40 a second is smooth for a flash and leaves room above the 30 a page needs).
+    static let lampRate: Int64 = 40
     /// Lamp updates between two status messages (every 0.5 s).
-    static let ticksPerStatus = 30
+    static let ticksPerStatus = Int(lampRate / 2)
     /// Messages a page may send per second (a person clicks a few; each setting is written to disk).
     static let messagesPerSecond = 20
 
@@ -106,6 +107,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
             }
             greeted = true
             mayControl = !key.isEmpty
+            logger.info(
+                "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") opened the page (\(mayControl ? "with the key" : "to look"))")
             context.sendText(#"{"type":"hello","control":\#(mayControl)}"#)
             context.sendText(backend.statusJSON())
         case .set(let id, let key, let value):

@@ -39,17 +39,16 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
         var headers = HTTPHeaders(Self.securityHeaders(host: head.headers.first(name: "host")))
         headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: String(body.utf8.count))
-        let keepAlive = head.isKeepAlive && status == .ok
-        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        // One request per connection: SwiftNIO's upgrade handler looks at a connection's first request
+        // only, so a WebSocket handshake must never come second on a kept-alive connection.
+        headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         if head.method != .HEAD {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            done.whenComplete { _ in bound.value.close(promise: nil) }
-        }
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        done.whenComplete { _ in bound.value.close(promise: nil) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
