@@ -109,25 +109,25 @@ final class LiveSocketHandler: ChannelInboundHandler {
             mayControl = !key.isEmpty
             logger.info(
                 "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") opened the page (\(mayControl ? "with the key" : "to look"))")
-            context.sendText(#"{"type":"hello","control":\#(mayControl)}"#)
+            context.sendText(PageReply.hello(control: mayControl).json())
             context.sendText(backend.statusJSON())
         case .set(let id, let key, let value):
             guard controlAllowed(context) else { return }
             switch backend.set(key, to: value) {
             case .success(let applied):
-                context.sendText(Self.json(["type": "set", "id": id, "ok": true, "key": key, "value": applied]))
+                context.sendText(PageReply.set(id: id, key: key, value: applied).json())
                 logger.info("page: \(key) = \(applied)")
             case .failure(let refusal):
-                context.sendText(Self.json(["type": "set", "id": id, "ok": false, "key": key, "error": refusal.message]))
+                context.sendText(PageReply.set(id: id, key: key, refused: refusal.message).json())
             }
             context.sendText(backend.statusJSON())
         case .check(let id, let line):
             guard controlAllowed(context) else { return }
             switch backend.check(line: line) {
             case .success:
-                context.sendText(Self.json(["type": "check", "id": id, "ok": true, "line": line as Any]))
+                context.sendText(PageReply.check(id: id, line: line).json())
             case .failure(let refusal):
-                context.sendText(Self.json(["type": "check", "id": id, "ok": false, "error": refusal.message]))
+                context.sendText(PageReply.check(id: id, refused: refusal.message).json())
             }
             context.sendText(backend.statusJSON())
         }
@@ -148,38 +148,5 @@ final class LiveSocketHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
-    }
-
-    /// A small JSON object with sorted keys; values: text, whole numbers, true/false, nil as null.
-    static func json(_ fields: [String: Any]) -> String {
-        let body = fields.keys.sorted().map { key -> String in
-            let value: String
-            switch fields[key]! {
-            case let text as String: value = jsonString(text)
-            case let flag as Bool: value = flag ? "true" : "false"
-            case let number as Int: value = String(number)
-            case Optional<Any>.none: value = "null"
-            case Optional<Any>.some(let inner as Int): value = String(inner)
-            default: value = "null"
-            }
-            return "\(jsonString(key)):\(value)"
-        }
-        return "{" + body.joined(separator: ",") + "}"
-    }
-
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

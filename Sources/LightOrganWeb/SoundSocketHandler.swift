@@ -55,7 +55,7 @@ final class SoundSocketHandler: ChannelInboundHandler {
                 case .success(let sink):
                     self.sink = sink
                     stream = started
-                    context.sendText(#"{"type":"started"}"#)
+                    context.sendText(PageReply.started.json())
                 case .failure(let refusal):
                     throw PageProtocolError(.policyViolation, refusal.message)
                 }

@@ -107,4 +107,15 @@ import Testing
         let lines = try #require(receiver["lines"] as? [[String: Any]])
         #expect(lines.first?["pin"] as? Int == 29)
     }
+
+    @Test func repliesCarryTheirFieldsOnly() {
+        #expect(PageReply.hello(control: true).json() == #"{"control":true,"type":"hello"}"#)
+        #expect(PageReply.set(id: 2, key: "receiver.delay", value: "120").json()
+            == #"{"id":2,"key":"receiver.delay","ok":true,"type":"set","value":"120"}"#)
+        #expect(PageReply.set(id: 3, key: "receiver.mode", refused: "receiver.mode = x is not allowed").json()
+            == #"{"error":"receiver.mode = x is not allowed","id":3,"key":"receiver.mode","ok":false,"type":"set"}"#)
+        #expect(PageReply.check(id: 4, line: nil).json() == #"{"id":4,"line":null,"ok":true,"type":"check"}"#)
+        #expect(PageReply.check(id: 5, line: 13).json() == #"{"id":5,"line":13,"ok":true,"type":"check"}"#)
+        #expect(PageReply.started.json() == #"{"type":"started"}"#)
+    }
 }

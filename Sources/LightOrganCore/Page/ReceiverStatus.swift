@@ -12,19 +12,12 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         /// The BCM line number.
         public var line: Int
         /// The physical pin of the 40-pin header, nil when the line is not on it.
-        public var pin: Int?
+        @NullWhenAbsent public var pin: Int?
         public init(band: Band, line: Int) {
             self.band = band.description
             self.line = line
             self.pin = RaspberryPiHeader.pin(forBCM: line)
         }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(band, forKey: .band)
-            try container.encode(line, forKey: .line)
-            try container.encodeNullable(pin, forKey: .pin)
-        }
-        enum CodingKeys: CodingKey { case band, line, pin }
     }
 
     /// The receiver itself.
@@ -33,22 +26,12 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         public var port: Int
         public var output: String
         /// The GPIO chip as opened (`gpiochip0 (pinctrl-bcm2711)`), nil for other outputs.
-        public var chip: String?
+        @NullWhenAbsent public var chip: String?
         public var mode: String
         public var lines: [Line]
         public init(name: String, port: Int, output: String, chip: String?, mode: String, lines: [Line]) {
             (self.name, self.port, self.output, self.chip, self.mode, self.lines) = (name, port, output, chip, mode, lines)
         }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(name, forKey: .name)
-            try container.encode(port, forKey: .port)
-            try container.encode(output, forKey: .output)
-            try container.encodeNullable(chip, forKey: .chip)
-            try container.encode(mode, forKey: .mode)
-            try container.encode(lines, forKey: .lines)
-        }
-        enum CodingKeys: CodingKey { case name, port, output, chip, mode, lines }
     }
 
     /// Who drives the lamps.
@@ -65,24 +48,15 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
             case unknown
         }
         public var address: String
-        public var port: Int?
+        @NullWhenAbsent public var port: Int?
         /// Its DNS-SD / mDNS name, when known.
-        public var name: String?
+        @NullWhenAbsent public var name: String?
         public var kind: Kind
         /// When it began to drive the lamps, Unix seconds.
         public var since: Double
         public init(address: String, port: Int?, name: String?, kind: Kind, since: Double) {
             (self.address, self.port, self.name, self.kind, self.since) = (address, port, name, kind, since)
         }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(address, forKey: .address)
-            try container.encodeNullable(port, forKey: .port)
-            try container.encodeNullable(name, forKey: .name)
-            try container.encode(kind, forKey: .kind)
-            try container.encode(since, forKey: .since)
-        }
-        enum CodingKeys: CodingKey { case address, port, name, kind, since }
     }
 
     /// Time from a frame's arrival to the output having it, milliseconds.
@@ -101,20 +75,10 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         /// `default`, `file`, `page`, `environment` or `option`.
         public var source: String
         /// Why the page cannot change it (an option or variable sets it), nil when it can.
-        public var locked: String?
+        @NullWhenAbsent public var locked: String?
         public init(key: String, value: String, allowed: String, summary: String, source: String, locked: String?) {
             (self.key, self.value, self.allowed, self.summary, self.source, self.locked) = (key, value, allowed, summary, source, locked)
         }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(key, forKey: .key)
-            try container.encode(value, forKey: .value)
-            try container.encode(allowed, forKey: .allowed)
-            try container.encode(summary, forKey: .summary)
-            try container.encode(source, forKey: .source)
-            try container.encodeNullable(locked, forKey: .locked)
-        }
-        enum CodingKeys: CodingKey { case key, value, allowed, summary, source, locked }
     }
 
     public var version = LightOrganVersion.current
@@ -124,10 +88,10 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     /// Seconds since the receiver started.
     public var uptime: Double = 0
     public var receiver: Receiver
-    public var sender: Sender?
+    @NullWhenAbsent public var sender: Sender?
     /// Frames applied per second, over the last second or so.
     public var framesPerSecond: Double = 0
-    public var frameAge: FrameAge?
+    @NullWhenAbsent public var frameAge: FrameAge?
     /// Frames skipped since start because a newer one came in the same read.
     public var drops = 0
     /// Connections since start beyond the first (a sender that comes back counts once more).
@@ -135,7 +99,7 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     /// Connections open now.
     public var connections = 0
     /// The line a wiring check lights, nil when none.
-    public var checking: Line?
+    @NullWhenAbsent public var checking: Line?
     public var settings: [Setting] = []
 
     public init(receiver: Receiver) { self.receiver = receiver }
@@ -154,13 +118,13 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         try container.encode((now * 10).rounded() / 10, forKey: .now)
         try container.encode((uptime * 10).rounded() / 10, forKey: .uptime)
         try container.encode(receiver, forKey: .receiver)
-        try container.encodeNullable(sender, forKey: .sender)
+        try container.encode(_sender, forKey: .sender)
         try container.encode((framesPerSecond * 10).rounded() / 10, forKey: .fps)
-        try container.encodeNullable(frameAge, forKey: .frameAge)
+        try container.encode(_frameAge, forKey: .frameAge)
         try container.encode(drops, forKey: .drops)
         try container.encode(reconnects, forKey: .reconnects)
         try container.encode(connections, forKey: .connections)
-        try container.encodeNullable(checking, forKey: .checking)
+        try container.encode(_checking, forKey: .checking)
         try container.encode(settings, forKey: .settings)
     }
 
@@ -174,9 +138,16 @@ public enum LightOrganVersion {
     public static let current = "0.1.0"
 }
 
-extension KeyedEncodingContainer {
-    /// Encodes `value`, or JSON `null` when it is nil (plain `encodeIfPresent` leaves the key out).
-    mutating func encodeNullable<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+/// An optional that JSON shows as `null` when absent (synthesized `Encodable` leaves a nil key
+/// out, and the page tells "no sender" from "an old receiver" by the key being there).
+@propertyWrapper
+public struct NullWhenAbsent<Value: Encodable & Sendable & Equatable>: Encodable, Sendable, Equatable {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
     }
 }
