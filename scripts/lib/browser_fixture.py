@@ -41,10 +41,9 @@ API
     .driver_log (LOG_DIR/chromedriver.log), .close() (quits; Chromium's temporary files go under
     log_dir through TMPDIR, and the org.chromium.Chromium.* folder it leaves there is removed)
   Namespace(address="10.77.1.2", test_address="10.77.1.1", veth="brveth")   a context manager
-      a network namespace behind a veth pair, built like ola_fixture.Olad's (10.77.1.x so that
-      both can live in one test). .address, .test_address, .test_veth, .wrapper (nsenter prefix),
+      a network namespace behind a veth pair (harness.veth_namespace, as ola_fixture.Olad's;
+      10.77.1.x so that both can live in one test). .address, .test_address, .test_veth, .wrapper (nsenter prefix),
       .popen(command, **popen_args) (inside, killed when this thread ends), .stop()
-  veth_namespace(test_veth, other_veth, test_address, address) -> the holder Popen (Namespace's)
   write_tone_wav(path, rate, [(seconds, on), ...], frequency=440, amplitude=0.5), png_size(path)
 
 Network namespaces (measured)
@@ -113,6 +112,8 @@ import tempfile
 import threading
 import time
 import wave
+
+from harness import veth_namespace
 
 SELENIUM = "4.51.0"
 VENV = os.environ.get("LIGHTORGAN_BROWSER_VENV", os.path.expanduser("~/.cache/lightorgan/venv-browser"))
@@ -278,46 +279,8 @@ def png_size(path):
 
 # -- a second network namespace for the server ----------------------------------------------------
 
-def _run(*command):
-    subprocess.run(command, check=True, capture_output=True, text=True)
-
-
-def veth_namespace(test_veth, other_veth, test_address, address):
-    """A new network namespace joined to this one by a veth pair: `test_veth` here with
-    `test_address`/24, `other_veth` there with `address`/24, lo up on both sides. It is held by a
-    child `unshare --net setpriv --pdeathsig KILL sleep infinity` (no /run/netns file; it dies with
-    the thread that called this), which is returned; killing it removes the namespace and the pair.
-    The same construction as ola_fixture.Olad's (which adds multicast and broadcast routes)."""
-    holder = subprocess.Popen(["unshare", "--net", "setpriv", "--pdeathsig", "KILL", "sleep", "infinity"])
-    try:
-        own = os.readlink("/proc/self/ns/net")
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                if os.readlink(f"/proc/{holder.pid}/ns/net") != own:
-                    break
-            except FileNotFoundError:
-                pass
-            if holder.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("unshare --net did not make a network namespace")
-            time.sleep(0.005)
-        inside = ["nsenter", f"--net=/proc/{holder.pid}/ns/net"]
-        _run("ip", "link", "add", test_veth, "type", "veth", "peer", "name", other_veth, "netns", str(holder.pid))
-        _run("ip", "link", "set", "lo", "up")
-        _run("ip", "address", "add", f"{test_address}/24", "dev", test_veth)
-        _run("ip", "link", "set", test_veth, "up")
-        _run(*inside, "ip", "link", "set", "lo", "up")
-        _run(*inside, "ip", "address", "add", f"{address}/24", "dev", other_veth)
-        _run(*inside, "ip", "link", "set", other_veth, "up")
-    except BaseException:
-        holder.kill()
-        holder.wait()
-        raise
-    return holder
-
-
 class Namespace:
-    """A network namespace behind a veth pair (veth_namespace): `test_address` on `test_veth` here,
+    """A network namespace behind a veth pair (harness.veth_namespace): `test_address` on `test_veth` here,
     `address` on the other side, lo up on both. The browser stays here, beside the selenium client."""
 
     def __init__(self, address="10.77.1.2", test_address="10.77.1.1", veth="brveth"):

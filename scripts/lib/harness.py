@@ -104,6 +104,44 @@ class Process:
         return self.process.poll() is None
 
 
+def veth_namespace(test_veth, other_veth, test_address, address):
+    """A new network namespace joined to this one by a veth pair: `test_veth` here with
+    `test_address`/24, `other_veth` there with `address`/24, lo up on both sides. It is held by a
+    child `unshare --net setpriv --pdeathsig KILL sleep infinity` (no /run/netns file; it dies with
+    the thread that called this), which is returned; killing it removes the namespace and the pair.
+    `nsenter --net=/proc/PID/ns/net COMMAND` runs a command inside (ola_fixture.Olad, and
+    browser_fixture.Namespace for the page's tests)."""
+    def run(*command):
+        subprocess.run(command, check=True, capture_output=True, text=True)
+
+    holder = subprocess.Popen(["unshare", "--net", "setpriv", "--pdeathsig", "KILL", "sleep", "infinity"])
+    try:
+        own = os.readlink("/proc/self/ns/net")
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                if os.readlink(f"/proc/{holder.pid}/ns/net") != own:
+                    break
+            except FileNotFoundError:
+                pass
+            if holder.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("unshare --net did not make a network namespace")
+            time.sleep(0.005)
+        inside = ["nsenter", f"--net=/proc/{holder.pid}/ns/net"]
+        run("ip", "link", "add", test_veth, "type", "veth", "peer", "name", other_veth, "netns", str(holder.pid))
+        run("ip", "link", "set", "lo", "up")
+        run("ip", "address", "add", f"{test_address}/24", "dev", test_veth)
+        run("ip", "link", "set", test_veth, "up")
+        run(*inside, "ip", "link", "set", "lo", "up")
+        run(*inside, "ip", "address", "add", f"{address}/24", "dev", other_veth)
+        run(*inside, "ip", "link", "set", other_veth, "up")
+    except BaseException:
+        holder.kill()
+        holder.wait()
+        raise
+    return holder
+
+
 def wait_for(condition, timeout):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -98,6 +98,8 @@ import subprocess
 import sys
 import time
 
+from harness import veth_namespace
+
 OLAD_USER = "olad"
 OLAD_GROUP = "nogroup"
 # The recorder imports ola-python, which Debian installs for its own interpreter only (a pyenv or
@@ -199,31 +201,9 @@ class Olad:
 
     def _make_namespace(self):
         # A child holds the new network namespace; olad and the recorder join it with nsenter.
-        self._holder = subprocess.Popen(["unshare", "--net", "setpriv", "--pdeathsig", "KILL",
-                                         "sleep", "infinity"])
-        own = os.readlink("/proc/self/ns/net")
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                if os.readlink(f"/proc/{self._holder.pid}/ns/net") != own:
-                    break
-            except FileNotFoundError:
-                pass
-            if self._holder.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("unshare --net did not make a network namespace")
-            time.sleep(0.005)
-        pid = str(self._holder.pid)
-        _run("ip", "link", "add", self.test_veth, "type", "veth", "peer", "name", self.olad_veth,
-             "netns", pid)
-        _run("ip", "link", "set", "lo", "up")
-        _run("ip", "address", "add", f"{self.test_address}/24", "dev", self.test_veth)
-        _run("ip", "link", "set", self.test_veth, "up")
+        self._holder = veth_namespace(self.test_veth, self.olad_veth, self.test_address, self.address)
         _run("ip", "route", "add", "239.255.0.0/16", "dev", self.test_veth)
         _run("ip", "route", "add", "255.255.255.255/32", "dev", self.test_veth)
-        inside = ["nsenter", f"--net=/proc/{pid}/ns/net"]
-        _run(*inside, "ip", "link", "set", "lo", "up")
-        _run(*inside, "ip", "address", "add", f"{self.address}/24", "dev", self.olad_veth)
-        _run(*inside, "ip", "link", "set", self.olad_veth, "up")
 
     @property
     def wrapper(self):
