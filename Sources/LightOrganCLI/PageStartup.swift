@@ -70,6 +70,7 @@ enum PageStartup {
         } else {
             if !host.isEmpty { hosts.append(host + ".local") }
             hosts += localAddresses().prefix(2)
+            if hosts.isEmpty { hosts = ["localhost"] }  // no name and no LAN address: this machine's own browser only
         }
         let suffix = port == 443 ? "" : ":\(port)"
         for (index, shown) in hosts.enumerated() {

@@ -37,10 +37,12 @@ public struct PublisherService: Service {
         publisher.close()
     }
 
-    /// This machine's host name (`raspberrypi`), empty when unknown.
+    /// This machine's host name (`raspberrypi`), empty when unknown or unset ("(none)", "localhost").
     public static func hostName() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
-        return String(cCharacters: buffer)
+        let name = String(cCharacters: buffer)
+        // "(none)" is what the kernel holds until something sets a name; "localhost" names no machine on the LAN.
+        return ["(none)", "localhost"].contains(name) ? "" : name
     }
 }
