@@ -20,11 +20,12 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
+        // No traits: the settings file is read with libyaml (its YAML trait brings Yams, and Yams Foundation
+        // with ICU's data: 11 MB more in the Pi's package).
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
@@ -66,13 +67,19 @@ let package = Package(
             dependencies: ["LightOrganCore", "CAvahi", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
-        // Adapter: the settings file, environment and flags, read with swift-configuration.
+        // libyaml, the YAML parser C programs use (Debian's libyaml-0-2).
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
+        // Adapter: the settings file (libyaml), environment and flags, read with swift-configuration.
         .target(
             name: "LightOrganSettings",
             dependencies: [
                 "LightOrganCore",
+                "CYAML",
                 .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -40,8 +40,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         let sink: String
         /// The blocks it asked for, milliseconds.
         let blockMilliseconds: Int
-        let process: Process
-        let output: Pipe
+        let process: ChildProcess
         let reader: RawPCMInput
     }
 
@@ -80,7 +79,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             state.isClosed = true
             return [state.current] + (state.next.map { [$0] } ?? [])
         }
-        for recording in recordings { SoundServer.end(recording.process) }
+        for recording in recordings { recording.process.kill() }
     }
 
     public func read(frames: Int) throws -> [Float] {
@@ -106,10 +105,9 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
                 return true
             }
             if moved { continue }
-            recording.process.waitUntilExit()
-            if recording.process.terminationStatus != 0, recording.process.terminationReason == .exit {
+            if case .exited(let status) = recording.process.wait(), status != 0 {
                 throw AudioInputError(
-                    "input \(purpose): parec stopped (status \(recording.process.terminationStatus)) recording \(recording.sink).monitor; is the sound server still running?")
+                    "input \(purpose): parec stopped (status \(status)) recording \(recording.sink).monitor; is the sound server still running?")
             }
             return nil
         }
@@ -132,15 +130,13 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             state.measurements += 1
             return state.measurements
         }
-        let thread = Thread { [weak self] in
+        DedicatedThread.start(named: "lightorgan output latency") { [weak self] in
             for pause in [seconds, 0.5, 1, 2, 4, 8] {
-                Thread.sleep(forTimeInterval: pause)
+                DedicatedThread.sleep(seconds: pause)
                 guard let self, self.state.withLock({ !$0.isClosed && $0.measurements == measurement }) else { return }
                 if self.measureLatency(of: sink) { return }
             }
         }
-        thread.name = "lightorgan output latency"
-        thread.start()
     }
 
     /// Starts a recorder on `sink` that `read` moves to once the current one ends, and ends the
@@ -155,7 +151,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             state.next = recording
             return stale
         }
-        for old in stale { SoundServer.end(old.process) }
+        for old in stale { old.process.kill() }
         return true
     }
 
@@ -187,23 +183,18 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     }
 
     private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws -> Recording {
-        let process = Process()
-        process.executableURL = try SoundServer.tool("parec", for: purpose)
-        process.arguments = [
+        let parec = try SoundServer.tool("parec", for: purpose)
+        let arguments = [
             "--device=\(sink).monitor", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
             "--latency-msec=\(blockMilliseconds)", "--latency=\(sampleRate * blockMilliseconds / 1000 * 4)", "--raw",
         ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(path: parec, arguments: arguments)
         } catch {
-            throw AudioInputError("input \(purpose): cannot start parec (\(error.localizedDescription))")
+            throw AudioInputError("input \(purpose): \(error)")
         }
-        let reader = RawPCMInput(
-            descriptor: output.fileHandleForReading.fileDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
-        return Recording(sink: sink, blockMilliseconds: blockMilliseconds, process: process, output: output, reader: reader)
+        let reader = RawPCMInput(descriptor: process.outputDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
+        return Recording(sink: sink, blockMilliseconds: blockMilliseconds, process: process, reader: reader)
     }
 }

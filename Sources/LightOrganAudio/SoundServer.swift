@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 public import LightOrganCore
 import Synchronization
 
@@ -50,7 +51,7 @@ public enum SoundServer {
         guard let pactl = try? tool("pactl", for: "monitor") else { return nil }
         var readings: [Int] = []
         for sample in 0..<samples {
-            if sample > 0 { Thread.sleep(forTimeInterval: 0.02) }
+            if sample > 0 { DedicatedThread.sleep(seconds: 0.02) }
             let (status, text) = run(pactl, ["list", "sinks"])
             guard status == 0, let (reading, isPipeWire) = latency(ofSink: name, inListing: text) else { continue }
             guard let microseconds = reading.microseconds else { return reading }
@@ -110,18 +111,11 @@ public enum SoundServer {
         try SoundServerWatch(pactl: tool("pactl", for: "monitor"), changed: changed)
     }
 
-    /// Ends a tool started with `Process` (`parec`, `pactl`) at once. Not with `terminate()`'s
-    /// SIGTERM: a child started from one of Swift's worker threads inherits their signal mask, with
-    /// SIGTERM blocked, and records on; SIGKILL cannot be blocked, and these tools have nothing to save.
-    static func end(_ process: Process) {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
     /// The path of `name` on PATH.
-    static func tool(_ name: String, for purpose: String) throws -> URL {
+    static func tool(_ name: String, for purpose: String) throws -> String {
         let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        for directory in directories where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
-            return URL(fileURLWithPath: "\(directory)/\(name)")
+        for directory in directories where access("\(directory)/\(name)", X_OK) == 0 {
+            return "\(directory)/\(name)"
         }
         throw AudioInputError(
             "input \(purpose) records what this machine plays and needs \(name) from pulseaudio-utils "
@@ -130,28 +124,22 @@ public enum SoundServer {
 
     /// Runs `tool` and returns its status and trimmed output (with its error output unless
     /// `keepingErrors` is false); killed after ``answerTimeLimit``.
-    static func run(_ tool: URL, _ arguments: [String], keepingErrors: Bool = true) -> (CInt, String) {
-        let process = Process()
-        process.executableURL = tool
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = keepingErrors ? output : FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return (-1, "\(error.localizedDescription)") }
-        let limit = DispatchWorkItem { end(process) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + answerTimeLimit, execute: limit)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        limit.cancel()
-        if process.terminationReason == .uncaughtSignal { return (-1, "no answer within \(Int(answerTimeLimit)) s") }
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    static func run(_ tool: String, _ arguments: [String], keepingErrors: Bool = true) -> (CInt, String) {
+        let answer: (termination: ChildProcess.Termination, output: [UInt8], errors: [UInt8])
+        do {
+            answer = try ChildProcess.run(
+                path: tool, arguments: arguments, errors: keepingErrors ? .merged : .discarded, timeLimit: answerTimeLimit)
+        } catch {
+            return (-1, "\(error)")
+        }
+        guard case .exited(let status) = answer.termination else { return (-1, "no answer within \(Int(answerTimeLimit)) s") }
+        return (status, String(decoding: answer.output, as: UTF8.self).trimmingWhitespace())
     }
 }
 
 /// A running `pactl subscribe`: calls back on server and sink changes until stopped.
 public final class SoundServerWatch: Sendable {
-    private let process: Process
+    private let process: ChildProcess
     private let stopped = Flag()
 
     /// Set once, read by the watching thread.
@@ -161,21 +149,13 @@ public final class SoundServerWatch: Sendable {
         func set() { value.store(true, ordering: .relaxed) }
     }
 
-    init(pactl: URL, changed: @escaping @Sendable () -> Void) throws {
-        let process = Process()
-        process.executableURL = pactl
-        process.arguments = ["subscribe"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
+    init(pactl: String, changed: @escaping @Sendable () -> Void) throws {
+        let process = try ChildProcess(path: pactl, arguments: ["subscribe"])
         self.process = process
-        let reading = output.fileHandleForReading
-        let thread = Thread { [stopped] in
+        DedicatedThread.start(named: "lightorgan sound server watch") { [stopped] in
             var pending = ""
             while !stopped.isSet {
-                let data = reading.availableData
+                let data = process.readOutput()
                 if data.isEmpty { break }  // pactl ended
                 pending += String(decoding: data, as: UTF8.self)
                 let lines = pending.split(separator: "\n", omittingEmptySubsequences: false)
@@ -183,18 +163,16 @@ public final class SoundServerWatch: Sendable {
                 let relevant = lines.dropLast().contains { $0.hasSuffix(" on server") || $0.contains(" on server #") || $0.contains(" on sink #") }
                 guard relevant else { continue }
                 // A switch comes as a burst of events: let it settle, then look once.
-                Thread.sleep(forTimeInterval: 0.1)
+                DedicatedThread.sleep(seconds: 0.1)
                 if !stopped.isSet { changed() }
             }
         }
-        thread.name = "lightorgan sound server watch"
-        thread.start()
     }
 
     /// Ends the watch.
     public func stop() {
         stopped.set()
-        SoundServer.end(process)
+        process.kill()
     }
 
     deinit { stop() }

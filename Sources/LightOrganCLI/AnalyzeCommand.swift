@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LightOrganCore
+import LightOrganOutput
 import Logging
 
 /// `lightorgan analyze FILE.wav`: the sender's analysis, as fast as possible, as CSV.
@@ -51,7 +52,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
             var tick = 1
             while let frame = try producer.frame(upTo: Double(tick) / Double(framesPerSecond)) {
                 let time = Double(producer.consumedFrames - 1) / wav.format.sampleRate
-                output += "\(String(format: "%.6f", time)),\(frame.bass),\(frame.mid),\(frame.treble)\n"
+                output += "\(String(cFormat: "%.6f", time)),\(frame.bass),\(frame.mid),\(frame.treble)\n"
                 if plotter != nil {
                     let channels = wav.format.channels
                     let samples = waveform.read(frames: producer.consumedFrames - waveform.position)
@@ -59,19 +60,19 @@ struct AnalyzeCommand: AsyncParsableCommand {
                     plotter!.addFrame(frame, at: time, envelopes: producer.lastEnvelopes)
                 }
                 if output.utf8.count > 1 << 16 {
-                    FileHandle.standardOutput.write(Data(output.utf8))
+                    StandardOutput.write(output)
                     output.removeAll(keepingCapacity: true)
                 }
                 progress.update(time)
                 tick += 1
             }
-            FileHandle.standardOutput.write(Data(output.utf8))
+            StandardOutput.write(output)
             progress.finish()
             if let plot, let plotter {
                 do {
                     try plotter.svg().write(toFile: plot, atomically: true, encoding: .utf8)
                 } catch {
-                    throw Failure.runtime("cannot write \(plot): \(error.localizedDescription)")
+                    throw Failure.runtime("cannot write \(plot): \(SystemErrorText.reason(of: error))")
                 }
             }
         }

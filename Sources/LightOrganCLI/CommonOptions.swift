@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LightOrganAudio
 import LightOrganCore
+import LightOrganOutput
 import LightOrganSettings
 import Logging
 import ServiceLifecycle
@@ -106,10 +107,10 @@ extension AsyncParsableCommand {
         } catch let failure as Failure {
             switch failure {
             case .badSetting(let message):
-                FileHandle.standardError.write(Data("lightorgan: \(message)\n".utf8))
+                StandardError.write("lightorgan: \(message)\n")
                 throw ExitCode(2)
             case .runtime(let message):
-                FileHandle.standardError.write(Data("lightorgan: \(message)\n".utf8))
+                StandardError.write("lightorgan: \(message)\n")
                 throw ExitCode(1)
             }
         }

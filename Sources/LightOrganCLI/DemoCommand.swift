@@ -58,7 +58,7 @@ struct DemoCommand: AsyncParsableCommand {
             sender.port = receiver.port
             if output == .terminal {
                 let title = "lightorgan demo: \(sender.input) → analysis → TCP 127.0.0.1:\(sender.port) → lamps."
-                FileHandle.standardOutput.write(Data("\(title) Ctrl-C stops.\n".utf8))
+                StandardOutput.write("\(title) Ctrl-C stops.\n")
             }
 
             // Shut down in reverse order: the timer, then the sender (all-off frame, clean close),

@@ -66,7 +66,7 @@ enum PageStartup {
         let host = PublisherService.hostName()
         var hosts: [String] = []
         if !wildcard {
-            hosts.append(bind.contains(":") ? "[\(bind)]" : bind)
+            hosts.append(bind.contains(Character(":")) ? "[\(bind)]" : bind)
         } else {
             if !host.isEmpty { hosts.append(host + ".local") }
             hosts += localAddresses().prefix(2)

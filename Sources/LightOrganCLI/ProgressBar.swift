@@ -1,4 +1,6 @@
 import Foundation
+import LightOrganCore
+import LightOrganOutput
 
 /// A progress bar on stderr, drawn only when stderr is a terminal and the work is long enough
 /// to wait for (audio of a minute or more); redrawn at most ten times per second.
@@ -22,13 +24,12 @@ struct ProgressBar {
         let fraction = min(max(done / total, 0), 1)
         let filled = Int(fraction * 30)
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: 30 - filled)
-        FileHandle.standardError.write(
-            Data(String(format: "\r%@ %3.0f%%  %.0f s of %.0f s ", bar, fraction * 100, done, total).utf8))
+        StandardError.write("\r" + bar + String(cFormat: " %3.0f%%  %.0f s of %.0f s ", fraction * 100, done, total))
     }
 
     /// Clears the bar.
     func finish() {
         guard drawnOnce else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+        StandardError.write("\r\u{1B}[K")
     }
 }

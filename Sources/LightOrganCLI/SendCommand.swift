@@ -77,7 +77,7 @@ struct SendCommand: AsyncParsableCommand {
                 sender = SenderService(settings: settings, receivers: receivers, lighting: lighting.outputs, logger: logger) {
                     delivery in
                     FrameStream.counting(framesPerSecond: settings.framesPerSecond, made: { counter in
-                        StandardOutput.write(String(format: "%.6f %d\n", MonotonicClock.seconds(), counter))
+                        StandardOutput.write(String(cFormat: "%.6f ", MonotonicClock.seconds()) + "\(counter)\n")
                     }, into: delivery)
                 }
             }

@@ -45,7 +45,7 @@ struct WiringCheck: Service {
     func run() async throws {
         defer { lamps.shutDown() }
         let count = lamps.lines.count
-        let say: @Sendable (String) -> Void = { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) }
+        let say: @Sendable (String) -> Void = { StandardOutput.write($0 + "\n") }
         do {
             try await cancelWhenGracefulShutdown {
                 for (index, line) in lamps.lines.enumerated() {

@@ -102,9 +102,7 @@ public final class LightingTransmitter: Sendable {
         let universes = patch.target.kind == .ddp ? "" : ", universe\(patch.universes.count > 1 ? "s" : "") \(patch.universes.map(String.init).joined(separator: ", "))"
         logger.info(
             "\(patch.target.kind.displayName) \(patch.target): \(patch.fixtures.count) fixture\(patch.fixtures.count > 1 ? "s" : "") (\(patch.fixtures.map { "\($0.layout)" }.joined(separator: ", "))\(universes)), at most \(patch.target.rate) packets/s")
-        let thread = Thread { [self] in run() }
-        thread.name = "lighting \(patch.target.kind)"
-        thread.start()
+        DedicatedThread.start(named: "lighting \(patch.target.kind)") { [self] in run() }
     }
 
     /// Shows `frame` on the target: sent now if the rate allows, else kept for the next slot

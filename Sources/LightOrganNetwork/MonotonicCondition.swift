@@ -1,56 +1,32 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LightOrganCore
 
-/// A mutex with a condition variable whose timed waits run on CLOCK_MONOTONIC (a wall-clock jump
-/// never stretches or cuts a wait), guarding a value of type `Value`.
+/// A ``ThreadCondition`` guarding a value of type `Value`: timed waits on CLOCK_MONOTONIC (a
+/// wall-clock jump never stretches or cuts a wait).
 ///
-/// `@unchecked Sendable`: `value` is only reached inside ``withLock(_:)``,
-/// which hold the pthread mutex
-/// (``waitWhileLocked(untilNanoseconds:)`` releases it only inside `pthread_cond_wait`).
+/// `@unchecked Sendable`: `value` is only reached inside ``withLock(_:)``, which holds the lock
+/// (``waitWhileLocked(untilNanoseconds:)`` releases it only inside the condition's wait).
 final class MonotonicCondition<Value>: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let condition = ThreadCondition()
     private var value: Value
 
-    init(_ value: Value) {
-        self.value = value
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
-    }
+    init(_ value: Value) { self.value = value }
 
     /// Runs `body` with the value, under the lock.
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try condition.withLock { try body(&value) }
     }
 
     /// Sleeps until `deadline` (CLOCK_MONOTONIC nanoseconds; nil: until signalled) or a signal;
     /// only from inside ``withLock(_:)``'s body, whose lock it releases while sleeping.
     func waitWhileLocked(untilNanoseconds deadline: Int64?) {
-        if let deadline {
-            guard deadline > MonotonicNanoseconds.now() else { return }
-            var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-            pthread_cond_timedwait(condition, mutex, &time)
-        } else {
-            pthread_cond_wait(condition, mutex)
-        }
+        if let deadline { condition.wait(untilNanoseconds: deadline) } else { condition.wait() }
     }
 
-    /// Wakes the thread in ``loop(_:)``.
-    func signal() { pthread_cond_signal(condition) }
+    /// Wakes the thread waiting in ``waitWhileLocked(untilNanoseconds:)``.
+    func signal() { condition.signal() }
 }
 
 /// CLOCK_MONOTONIC in nanoseconds.

@@ -51,10 +51,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
             minimumInterval: minimumSwitchInterval)
         chipDescription = chipName
         period = 1 / pwmFrequency
-        let thread = Thread { [self] in runPWM() }
-        thread.name = "lightorgan pwm"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        DedicatedThread.start(named: "lightorgan pwm") { [self] in runPWM() }
     }
 
     public func show(_ frame: LevelFrame) {

@@ -73,7 +73,7 @@ public struct TerminalLamps: LevelOutput {
             let glow = 0.12 + 0.88 * Double(level) / 255
             let lamp = "\u{1B}[38;2;\(Int(colour.red * glow));\(Int(colour.green * glow));\(Int(colour.blue * glow))m●"
             let bar = "\u{1B}[38;2;\(Int(colour.red));\(Int(colour.green));\(Int(colour.blue))m" + Self.bar(level)
-            let name = band.description.padding(toLength: 7, withPad: " ", startingAt: 0)
+            let name = band.description + String(repeating: " ", count: max(0, 7 - band.description.count))
             let value = String(level).leftPadded(to: 4)
             return "  \(lamp)\u{1B}[0m  \(name) \(bar)\u{1B}[0m\(value)\u{1B}[K\n"
         }.joined()
@@ -91,7 +91,7 @@ public struct TerminalLamps: LevelOutput {
 
     /// One plain line: time since the first frame, then the three levels.
     static func plainLine(for frame: LevelFrame, seconds: Double) -> String {
-        String(format: "t=%.2f s  bass %3d  mid %3d  treble %3d\n", seconds, frame.bass, frame.mid, frame.treble)
+        String(cFormat: "t=%.2f s  bass %3d  mid %3d  treble %3d\n", seconds, Int32(frame.bass), Int32(frame.mid), Int32(frame.treble))
     }
 }
 

@@ -91,17 +91,8 @@ public enum FrameStream {
         named name: String, into delivery: Delivery, _ body: @escaping @Sendable (Gate) -> Void
     ) -> @Sendable () -> Void {
         let gate = Gate(delivery)
-        startThread(named: name) { body(gate) }
+        DedicatedThread.start(named: name) { body(gate) }
         return { gate.finish(nil) }
-    }
-
-    /// Starts `body` on a thread of its own named `name`, at the highest quality of service (every
-    /// thread on the sending path).
-    static func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = name
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Stored source or pattern: frame n is made and delivered at start + n periods, one
@@ -168,7 +159,7 @@ public enum FrameStream {
                     pacer?.observe(samples: consumed, at: arrived)
                 }
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
-                if ahead > 0.05 { Thread.sleep(forTimeInterval: ahead) }
+                if ahead > 0.05 { DedicatedThread.sleep(seconds: ahead) }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {
                     overrunsLogged = counter.overruns
                     logger.warning("capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it")

@@ -42,7 +42,7 @@ public struct LightingOutputs: Sendable {
     /// systemd machine identity; D-Bus's copy, else the host name, where it is missing).
     static func stableIdentifier(role: String) -> [UInt8] {
         let machine = ["/etc/machine-id", "/var/lib/dbus/machine-id"].lazy.compactMap {
-            try? String(contentsOfFile: $0, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            try? String(contentsOfFile: $0, encoding: .utf8).trimmingWhitespace()
         }.first { !$0.isEmpty } ?? ProcessInfo.processInfo.hostName
         return LightingSource.stableIdentifier(machine: machine, role: role)
     }

@@ -13,7 +13,7 @@ import LightOrganOutput
 final class SpeakerPacer: @unchecked Sendable {
     // @unchecked Sendable: `timeline`, `isWaiting` and `isDraining` are only touched with
     // `condition` locked.
-    private let condition = NSCondition()
+    private let condition = ThreadCondition()
     private var timeline: FrameTimeline
     /// The pacer thread waits for a frame to be added.
     private var isWaiting = false
@@ -29,7 +29,7 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Starts the pacer thread.
     func start() {
-        FrameStream.startThread(named: "lightorgan pacer") { [self] in run() }
+        DedicatedThread.start(named: "lightorgan pacer") { [self] in run() }
     }
 
     /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.

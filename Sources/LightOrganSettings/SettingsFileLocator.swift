@@ -13,8 +13,8 @@ public struct SettingsFileLocator: Sendable {
     public init(
         environment: [String: String] = ProcessInfo.processInfo.environment,
         fileExists: @escaping @Sendable (String) -> Bool = { path in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
         }
     ) {
         self.environment = environment

@@ -1,11 +1,9 @@
 import Configuration
 public import Foundation
 public import LightOrganCore
-import SystemPackage
-import Yams
 
 /// Reads ``Settings`` from command-line options, environment, settings file and defaults, in that
-/// order of precedence, through swift-configuration.
+/// order of precedence, through swift-configuration (the file read with libyaml, ``YAMLDocument``).
 ///
 /// Every key is read with a `required` reader over a provider of the built-in defaults, so a value
 /// that is present but bad is always reported, never replaced by the default. Keys the catalog
@@ -52,25 +50,15 @@ public struct SettingsLoader: Sendable {
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
         providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
         if let pageFile, FileManager.default.fileExists(atPath: pageFile),
-            try Self.checkKeys(inFile: pageFile, onlyThese: PageSettings.tunableKeys) != nil
+            let contents = try Self.read(file: pageFile, onlyThese: PageSettings.tunableKeys)
         {
-            do {
-                let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(pageFile))
-                providers.append((provider, { _ in .page(pageFile) }))
-            } catch {
-                throw SettingsError("\(pageFile): cannot be read as YAML settings (\(error)); delete it to drop the page's changes")
-            }
+            providers.append((contents.provider, { _ in .page(pageFile) }))
         }
-        // An empty file (or only comments) sets nothing; swift-configuration wants a mapping.
+        // An empty file (or only comments) sets nothing.
         var fixtures: [String: RawSetting] = [:]
-        if let file, let fileSource, let checked = try Self.checkKeys(inFile: file) {
-            fixtures = checked
-            do {
-                let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(file))
-                providers.append((provider, { _ in fileSource }))
-            } catch {
-                throw SettingsError("\(file): cannot be read as YAML settings (\(error))")
-            }
+        if let file, let fileSource, let contents = try Self.read(file: file) {
+            fixtures = contents.fixtures
+            providers.append((contents.provider, { _ in fileSource }))
         }
         providers.append((Self.defaultsProvider, { _ in .builtInDefault }))
 
@@ -135,38 +123,54 @@ public struct SettingsLoader: Sendable {
         return EnvironmentVariablesProvider(environmentVariables: stripped)
     }
 
-    /// Checks the file's syntax and that every key in it is known; nil when it holds nothing,
-    /// else the fixtures' settings (`fixtures.wash.universe`, each with its file and line).
+    /// What a settings file holds: its catalog keys for swift-configuration, and its fixtures.
+    struct FileContents {
+        /// Every catalog key in the file: a scalar's text, or a list of scalars.
+        var provider: InMemoryProvider
+        /// The fixtures' settings (`fixtures.wash.universe`, each with its file and line).
+        var fixtures: [String: RawSetting]
+    }
+
+    /// Reads the file, checks its syntax and that every key in it is known; nil when it holds nothing.
     /// With `onlyThese`, any other key is an error (the page's file holds the tunable keys alone).
-    static func checkKeys(inFile path: String, onlyThese: [String]? = nil) throws(SettingsError) -> [String: RawSetting]? {
+    static func read(file path: String, onlyThese: [String]? = nil) throws(SettingsError) -> FileContents? {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw SettingsError("\(path): cannot be read (\(error.localizedDescription))")
+            throw SettingsError("\(path): cannot be read (\(SystemErrorText.reason(of: error)))")
         }
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw SettingsError("\(path): not valid YAML: \(Self.oneLine(error))")
+            root = try YAMLDocument.parse(text)
         } catch {
             throw SettingsError("\(path): not valid YAML: \(error)")
         }
         guard let root else { return nil }
-        guard case .mapping(let mapping) = root else {
+        guard case .mapping(let mapping, _) = root else {
             throw SettingsError("\(path): must hold sections such as `sender:` and `receiver:` with keys under them")
         }
+        let leaves = leafKeys(of: mapping, prefix: "")
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
         var fixtures: [String: RawSetting] = [:]
-        if let onlyThese {
-            for (name, line, _) in leafKeys(of: mapping, prefix: "") where !onlyThese.contains(name) {
+        for (name, line, node) in leaves {
+            let place = "\(path):\(line)"
+            if let onlyThese, !onlyThese.contains(name) {
                 throw SettingsError(
-                    "\(line.map { "\(path):\($0)" } ?? path): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line")
+                    "\(place): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line")
             }
-            return fixtures
-        }
-        for (name, line, value) in leafKeys(of: mapping, prefix: "") where SettingsCatalog.key(named: name) == nil {
-            let source = SettingSource.file(line.map { "\(path):\($0)" } ?? path)
+            let value = Self.text(of: node)
+            if let key = SettingsCatalog.key(named: name) {
+                switch node {
+                case .scalar(let text, _): values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(.string(text), isSecret: false)
+                case .sequence(let items, _) where items.allSatisfy({ $0.scalarText != nil }):
+                    values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(.stringArray(items.compactMap(\.scalarText)), isSecret: false)
+                default:
+                    throw SettingsError("\(SettingSource.file(place)): \(name) must be a single value; allowed: \(key.allowed)")
+                }
+                continue
+            }
+            let source = SettingSource.file(place)
             if let (fixture, field) = FixtureSettings.split(name) {
                 guard FixtureSettings.isField(field) else {
                     let closest = FixtureSettings.closestField(to: field)
@@ -185,36 +189,31 @@ public struct SettingsLoader: Sendable {
             }
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
-        return fixtures
+        return FileContents(provider: InMemoryProvider(name: path, values: values), fixtures: fixtures)
     }
 
-    /// Dotted names of every value in the mapping, with their 1-based line numbers and their text
-    /// (a list of scalars as comma-separated text; nil for anything else).
-    private static func leafKeys(of mapping: Node.Mapping, prefix: String) -> [(String, Int?, String?)] {
-        mapping.flatMap { key, value -> [(String, Int?, String?)] in
-            let name = prefix + (key.string ?? "?")
-            switch value {
-            case .mapping(let inner): return leafKeys(of: inner, prefix: name + ".")
-            case .scalar(let scalar) where scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null":
-                // `sender:` (or `fixtures:`) with nothing under it is an empty section, not a value.
-                let isSection = name == "fixtures" || SettingsCatalog.keys.contains { $0.name.hasPrefix(name + ".") }
-                return isSection ? [] : [(name, key.mark?.line, scalar.string)]
-            case .scalar(let scalar): return [(name, key.mark?.line, scalar.string)]
-            case .sequence(let items):
-                let texts = items.compactMap(\.string)
-                return [(name, key.mark?.line, texts.count == items.count ? texts.joined(separator: ", ") : nil)]
-            default: return [(name, key.mark?.line, nil)]
-            }
+    /// A scalar's text, or a list of scalars as comma-separated text; nil for anything else.
+    private static func text(of node: YAMLNode) -> String? {
+        switch node {
+        case .scalar(let text, _): text
+        case .sequence(let items, _):
+            items.allSatisfy { $0.scalarText != nil } ? items.compactMap(\.scalarText).joined(separator: ", ") : nil
+        case .mapping: nil
         }
     }
 
-    private static func oneLine(_ error: YamlError) -> String {
-        switch error {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
-            .composer(_, let problem, let mark, _):
-            "\(problem) at line \(mark.line), column \(mark.column)"
-        default:
-            String(describing: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+    /// Dotted names of every value in the mapping with their 1-based lines (the key's) and their nodes.
+    private static func leafKeys(of mapping: [(key: YAMLNode, value: YAMLNode)], prefix: String) -> [(String, Int, YAMLNode)] {
+        mapping.flatMap { key, value -> [(String, Int, YAMLNode)] in
+            let name = prefix + (key.scalarText ?? "?")
+            switch value {
+            case .mapping(let inner, _): return leafKeys(of: inner, prefix: name + ".")
+            case .scalar(let text, _) where text.isEmpty || text == "~" || text == "null":
+                // `sender:` (or `fixtures:`) with nothing under it is an empty section, not a value.
+                let isSection = name == "fixtures" || SettingsCatalog.keys.contains { $0.name.hasPrefix(name + ".") }
+                return isSection ? [] : [(name, key.line, value)]
+            default: return [(name, key.line, value)]
+            }
         }
     }
 }

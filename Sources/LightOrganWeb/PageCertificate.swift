@@ -68,7 +68,7 @@ public struct PageCertificate: Sendable {
         chmod(certificatePath, 0o600)
         chmod(keyPath, 0o600)
         let fingerprint = (try? openssl(["x509", "-in", certificatePath, "-noout", "-fingerprint", "-sha256"]))
-            .flatMap { $0.split(separator: "=", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } }
+            .flatMap { $0.split(separator: "=", maxSplits: 1).last.map { $0.trimmingWhitespace() } }
         let loaded = try load(certificate: certificatePath, key: keyPath)
         return PageCertificate(
             chain: loaded.chain, privateKey: loaded.privateKey, certificatePath: certificatePath,
@@ -78,28 +78,21 @@ public struct PageCertificate: Sendable {
     /// Runs `openssl` with `arguments`; its standard output.
     private static func openssl(_ arguments: [String]) throws(PageError) -> String {
         let candidates = ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"]
-        guard let path = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard let path = candidates.first(where: { access($0, X_OK) == 0 }) else {
             throw PageError(
                 "the page needs a certificate and openssl makes it: sudo apt install openssl (or name your own with page.certificate and page.key, or page.enabled: false)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+        let answer: (termination: ChildProcess.Termination, output: [UInt8], errors: [UInt8])
         do {
-            try process.run()
+            answer = try ChildProcess.run(path: path, arguments: arguments, errors: .separate)
         } catch {
-            throw PageError("cannot run \(path): \(error)")
+            throw PageError("\(error)")
         }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let last = problem.split(separator: "\n").last.map(String.init) ?? "status \(process.terminationStatus)"
+        guard answer.termination == .exited(0) else {
+            let problem = String(decoding: answer.errors, as: UTF8.self)
+            let last = problem.split(separator: "\n").last.map(String.init) ?? "\(answer.termination)"
             throw PageError("openssl \(arguments.first ?? "") failed making the page's certificate: \(last)")
         }
-        return text
+        return String(decoding: answer.output, as: UTF8.self)
     }
 }

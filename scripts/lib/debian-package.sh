@@ -59,6 +59,17 @@ highest_symbol_version() {
     readelf -V --wide "$1" | grep -oE "Name: $2_[0-9.]+" | sed "s/Name: $2_//" | sort -V | tail -n 1
 }
 
+# check_lean BINARY: fails when Foundation's internationalisation (ICU's data, 30 MB in the binary, 11 MB in the
+# package) was linked in: one use of String(format:), Process, Thread, FileHandle or localizedDescription does
+# it (use String(cFormat:), ChildProcess, DedicatedThread, StandardError, SystemErrorText from LightOrganCore).
+check_lean() {
+    if grep -q "icudt[0-9]*l-" "$1"; then
+        say "the binary holds ICU's data (Foundation's internationalisation, +11 MB): find the new use with"
+        say "  nm -u .build/debug/*.build/*.o | swift demangle | grep ' Foundation\.' (the module Foundation, not FoundationEssentials)"
+        return 1
+    fi
+}
+
 # check_runs_on_oldest BINARY: fails, naming the symbols, when BINARY needs a newer glibc or libstdc++ than
 # bookworm's.
 check_runs_on_oldest() {
@@ -93,6 +104,7 @@ debian_depends() {
             libasound.so.2) depends+=("libasound2 (>= 1.2.8)") ;;
             libavahi-client.so.3) depends+=("libavahi-client3 (>= 0.8)") ;;
             libavahi-common.so.3) depends+=("libavahi-common3 (>= 0.8)") ;;
+            libyaml-0.so.2) depends+=("libyaml-0-2 (>= 0.2.2)") ;;
             libgpiod.so.*) say "libgpiod must be linked statically, but the binary loads $library"; return 1 ;;
             *) say "no Debian package known for $library: add it to debian_depends in scripts/lib/debian-package.sh"; return 1 ;;
         esac

@@ -49,7 +49,7 @@ public struct WAVFile: AudioSource {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
         } catch {
-            throw WAVFileError(path: path, problem: "cannot be read (\(Self.reason(of: error)))")
+            throw WAVFileError(path: path, problem: "cannot be read (\(SystemErrorText.reason(of: error)))")
         }
         try self.init(data: data, name: path)
     }
@@ -184,15 +184,6 @@ public struct WAVFile: AudioSource {
         UInt32(raw[offset]) | UInt32(raw[offset + 1]) << 8 | UInt32(raw[offset + 2]) << 16 | UInt32(raw[offset + 3]) << 24
     }
 
-    private static func reason(of error: any Error) -> String {
-        let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
-            let message = strerror(Int32(underlying.code))
-        {
-            return String(cString: message).lowercased()
-        }
-        return nsError.localizedDescription
-    }
 }
 
 /// A WAV file that cannot be used, with the reason.

@@ -103,7 +103,7 @@ public struct LevelPlot: Sendable {
         for (column, (low, high)) in zip(waveformMinima, waveformMaxima).enumerated() {
             let px = x(Double(column * samplesPerColumn) / sampleRate)
             let y1 = middle - Double(high) * waveHeight / 2, y2 = middle - Double(low) * waveHeight / 2
-            wave += String(format: "M%.1f %.1fV%.1f", px, y1, max(y2, y1 + 0.5))
+            wave += String(cFormat: "M%.1f %.1fV%.1f", px, y1, max(y2, y1 + 0.5))
         }
         svg += "<path d=\"\(wave)\" stroke=\"#8a8a8a\" stroke-width=\"1\"/>\n"
         svg += "<text x=\"\(left - 8)\" y=\"\(middle + 4)\" fill=\"#aaa\" text-anchor=\"end\">audio</text>\n"
@@ -119,17 +119,17 @@ public struct LevelPlot: Sendable {
             var last = 0.0
             for (column, high) in lightnessHigh[index].enumerated() {
                 if high >= 0 { last = high }
-                curve.append(String(format: "%.1f,%.1f", left + Double(column) + 0.5, y(last)))
+                curve.append(String(cFormat: "%.1f,%.1f", left + Double(column) + 0.5, y(last)))
             }
             if let first = curve.first, let final = curve.last {
-                let base = String(format: "%.1f", y(0))
+                let base = String(cFormat: "%.1f", y(0))
                 let open = "\(first.split(separator: ",")[0]),\(base)", close = "\(final.split(separator: ",")[0]),\(base)"
                 svg += "<polygon points=\"\(open) \(curve.joined(separator: " ")) \(close)\" fill=\"\(colours[index])\" fill-opacity=\"0.35\" stroke=\"\(colours[index])\" stroke-width=\"1\"/>\n"
             }
             var marks = ""
             for time in flashTimes[index] {
                 let px = x(time)
-                marks += String(format: "M%.1f %.1fl-3 -6h6z", px, top - 1)
+                marks += String(cFormat: "M%.1f %.1fl-3 -6h6z", px, top - 1)
             }
             svg += "<path d=\"\(marks)\" fill=\"#eee\"/>\n"
             // The band's sound, −60…0 dBFS over the lane, and its onsets as ticks under the lane.
@@ -137,11 +137,11 @@ public struct LevelPlot: Sendable {
             for (column, decibels) in soundHigh[index].enumerated() {
                 guard let decibels else { continue }
                 let level = min(max((decibels + 60) / 60, 0), 1)
-                sound += String(format: "%@%.1f %.1f", sound.isEmpty ? "M" : "L", left + Double(column) + 0.5, y(level * 100))
+                sound += (sound.isEmpty ? "M" : "L") + String(cFormat: "%.1f %.1f", left + Double(column) + 0.5, y(level * 100))
             }
             if !sound.isEmpty { svg += "<path d=\"\(sound)\" fill=\"none\" stroke=\"#ddd\" stroke-opacity=\"0.45\" stroke-width=\"1\"/>\n" }
             var ticks = ""
-            for time in onsetTimes[index] { ticks += String(format: "M%.1f %.1fv7", x(time), top + laneHeight + 2) }
+            for time in onsetTimes[index] { ticks += String(cFormat: "M%.1f %.1fv7", x(time), top + laneHeight + 2) }
             if !ticks.isEmpty {
                 svg += "<path d=\"\(ticks)\" stroke=\"\(colours[index])\" stroke-width=\"1.5\"/>\n"
                 svg += "<text x=\"\(left - 8)\" y=\"\(top + 46)\" fill=\"#888\" text-anchor=\"end\">\(onsetTimes[index].count) |</text>\n"
@@ -165,7 +165,7 @@ public struct LevelPlot: Sendable {
     }
 
     private static func format(_ time: Double) -> String {
-        time == time.rounded() ? String(Int(time)) : String(format: "%g", time)
+        time == time.rounded() ? String(Int(time)) : String(cFormat: "%g", time)
     }
 
     private static func escape(_ text: String) -> String {

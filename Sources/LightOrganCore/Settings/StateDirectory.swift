@@ -14,8 +14,14 @@ public enum StateDirectory {
             return String(systemd.split(separator: ":").first ?? Substring(systemd))
         }
         if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg + "/lightorgan" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? accountHome()
         return home + "/.local/state/lightorgan"
+    }
+
+    /// The home directory of the user we run as, from the password database ("/" when it has none).
+    private static func accountHome() -> String {
+        guard let entry = getpwuid(geteuid()), let directory = entry.pointee.pw_dir else { return "/" }
+        return String(cString: directory)
     }
 
     /// The file the page writes its settings to, read after the settings file.
@@ -28,22 +34,31 @@ public enum StateDirectory {
     ///
     /// - Throws: ``StateDirectoryError`` naming the path and the system's reason.
     public static func writePrivate(_ text: String, to path: String) throws(StateDirectoryError) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) }.map { $0.isEmpty ? "/" : $0 } ?? "."
         let files = FileManager.default
         do {
             try files.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let temporary = path + ".new"
-            guard files.createFile(atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-            else {
-                throw CocoaError(.fileWriteNoPermission)
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            let bytes = Array(text.utf8)
+            var written = 0
+            while written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    let code = errno
+                    close(descriptor)
+                    throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+                }
+                written += count
             }
-            guard rename(temporary, path) == 0 else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
-            }
+            guard fsync(descriptor) == 0, close(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             throw StateDirectoryError(
-                "\(path): cannot be written (\(error.localizedDescription)); the receiver keeps its state in \(directory) — make it writable for the user it runs as, or set STATE_DIRECTORY")
+                "\(path): cannot be written (\(SystemErrorText.reason(of: error))); the receiver keeps its state in \(directory) — make it writable for the user it runs as, or set STATE_DIRECTORY")
         }
     }
 }

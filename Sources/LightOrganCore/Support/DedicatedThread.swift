@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Threads of our own for the loops that must not wait on Swift's cooperative pool: capture,
+/// pacing, PWM, lighting transmitters, helpers that block on a child process.
+///
+/// Plain POSIX threads, so the executable needs no more than FoundationEssentials (Foundation's
+/// `Thread` pulls in the whole of Foundation and ICU's data: 11 MB more in the Pi's package).
+public enum DedicatedThread {
+    /// Starts `body` on a new detached thread named `name` (as `top -H` and `ps -L` show it; the
+    /// kernel keeps its first 15 bytes).
+    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(Launch(name: name, body: body)).toOpaque()
+        #if canImport(Glibc)
+        var thread = pthread_t()
+        #else
+        var thread: pthread_t?
+        #endif
+        let status = pthread_create(&thread, nil, { context in
+            #if canImport(Glibc)
+            let launch = Unmanaged<Launch>.fromOpaque(context!).takeRetainedValue()
+            #else
+            let launch = Unmanaged<Launch>.fromOpaque(context).takeRetainedValue()
+            #endif
+            launch.run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<Launch>.fromOpaque(context).release()
+            fatalError("cannot start thread \(name): pthread_create returned \(status) (out of memory or of threads)")
+        }
+        #if canImport(Glibc)
+        pthread_detach(thread)
+        #else
+        if let thread { pthread_detach(thread) }
+        #endif
+    }
+
+    /// Blocks the calling thread for `seconds` (≥ 0; resumed after a signal until the time is up).
+    public static func sleep(seconds: Double) {
+        guard seconds > 0 else { return }
+        var remaining = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+        var left = timespec()
+        while nanosleep(&remaining, &left) == -1, errno == EINTR { remaining = left }
+    }
+
+    /// What a new thread runs: its name, then its body.
+    private final class Launch: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+
+        func run() {
+            #if canImport(Glibc)
+            // pthread_setname_np is a GNU extension Swift's Glibc does not show; the kernel's own file does the same.
+            let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+            if descriptor >= 0 {
+                let short = Array(name.utf8.prefix(15))
+                _ = write(descriptor, short, short.count)
+                close(descriptor)
+            }
+            #else
+            pthread_setname_np(name)
+            #endif
+            body()
+        }
+    }
+}
