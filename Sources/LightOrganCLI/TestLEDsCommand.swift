@@ -1,5 +1,10 @@
 import ArgumentParser
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 import LightOrganCore
 import LightOrganOutput
 import LightOrganServices

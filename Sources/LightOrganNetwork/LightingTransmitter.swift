@@ -2,7 +2,12 @@
 import Glibc
 #endif
 import Dispatch
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 public import LightOrganCore
 public import Logging
 

@@ -1,5 +1,11 @@
 import CGPIODShim
+import Dispatch
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 public import LightOrganCore
 import Synchronization
 

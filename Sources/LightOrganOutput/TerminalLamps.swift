@@ -1,5 +1,10 @@
 public import LightOrganCore
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// The `terminal` output: three virtual lamps with brightness and level bars.
 ///

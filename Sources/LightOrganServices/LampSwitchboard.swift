@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 import LightOrganCore
 import LightOrganNetwork
 import Logging

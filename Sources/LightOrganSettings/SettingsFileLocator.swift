@@ -1,5 +1,10 @@
 public import LightOrganCore
+#if os(Linux)
+public import FoundationEssentials
+import Glibc
+#else
 public import Foundation
+#endif
 
 /// Finds the settings file: `--config PATH`, else `$LIGHTORGAN_CONFIG`, else the first that exists
 /// of `./lightorgan.yaml`, `$XDG_CONFIG_HOME/lightorgan/lightorgan.yaml` (or
@@ -12,13 +17,16 @@ public struct SettingsFileLocator: Sendable {
 
     public init(
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        fileExists: @escaping @Sendable (String) -> Bool = { path in
-            var status = stat()
-            return stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
-        }
+        fileExists: @escaping @Sendable (String) -> Bool = SettingsFileLocator.isFile
     ) {
         self.environment = environment
         self.fileExists = fileExists
+    }
+
+    /// Whether something other than a directory is at `path` (a file, or a link to one).
+    public static func isFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFDIR
     }
 
     /// The places searched when no file is named, in order.

@@ -1,5 +1,10 @@
 import Configuration
+#if os(Linux)
+public import FoundationEssentials
+import Glibc
+#else
 public import Foundation
+#endif
 public import LightOrganCore
 
 /// Reads ``Settings`` from command-line options, environment, settings file and defaults, in that

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// Maps the envelopes of the three bands to 0…1 with an automatic gain per band.
 ///

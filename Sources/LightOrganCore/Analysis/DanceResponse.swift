@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// Maps the envelopes of the three bands to lamp levels that dance: dark between the beats of a
 /// band, a flash on each of its onsets, on quiet and loud music alike (`analysis.response: dance`).

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// A Linkwitz–Riley low- or high-pass filter of order 4 or 8, as a cascade of biquads.
 ///

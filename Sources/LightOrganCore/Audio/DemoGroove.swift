@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// A synthesised groove for the demo: kick, snare, hi-hat, a bass line and chord stabs at 120 BPM.
 ///

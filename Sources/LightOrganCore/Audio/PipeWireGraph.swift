@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// What PipeWire itself says about its sinks, read from `pw-dump`'s JSON: the playback latency of
 /// a sink, which pipewire-pulse does not pass on (its `pactl list sinks` shows `Latency: 0 usec`

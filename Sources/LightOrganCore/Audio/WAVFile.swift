@@ -1,4 +1,9 @@
+#if os(Linux)
+public import FoundationEssentials
+import Glibc
+#else
 public import Foundation
+#endif
 
 /// A RIFF/WAVE file of PCM samples, decoded to `Float` on demand.
 ///

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// Turns frames into the channel values of one target's fixtures: a buffer per universe (DDP:
 /// one buffer, the device's bytes from offset 0), ready to be put in packets.

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// One period of software PWM for several lines: which values to write, and when.
 ///

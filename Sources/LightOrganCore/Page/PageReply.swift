@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// What the receiver answers a page, as one JSON object: `hello`, the result of a `set` or a
 /// `check` (`ok`, and the applied value or the error in the settings file's words), `started`.

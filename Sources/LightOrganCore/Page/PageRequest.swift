@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// A message the page sends on its `/live` WebSocket, decoded and checked.
 ///

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// What the page shows beside the lamps, sent to it as JSON twice a second.
 ///

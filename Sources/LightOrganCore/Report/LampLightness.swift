@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// How bright a lamp looks: the CIE 1976 lightness L* (0…100) of the luminance a level gives.
 ///

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// An SVG picture of an analysis as a person would judge it (`lightorgan analyze --plot out.svg`):
 /// the waveform on top and, under it on the same time axis, one lane per lamp showing how bright

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// Where the receiver keeps what it makes and learns at run time: the page's secret, its
 /// self-signed certificate and the settings changed on the page (`page-settings.yaml`).

@@ -1,4 +1,9 @@
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// The system's own words for why a file operation failed ("no such file or directory",
 /// "permission denied"), for messages that already name the file.
