@@ -11,6 +11,11 @@ import Synchronization
 /// lamps then show is published in one atomic word (three levels and a generation), which pages
 /// read without a lock: a page can never slow the lines, only miss a level.
 ///
+/// Pages that ``watch(_:_:)`` are told after the output has the frame, in the same wake-up when
+/// the frame is shown on the receiver's event loop (where the page's sockets live too: a page's
+/// update then costs one write, no wake-up of its own), else with one hop to that loop for all of
+/// them, never more than one hop pending.
+///
 /// While a wiring check runs, one line is lit alone and frames are held back (the newest is kept);
 /// the check ends on request, after ``checkDuration``, or at shutdown.
 final class LampTap: LevelOutput {
@@ -37,7 +42,13 @@ final class LampTap: LevelOutput {
     private let state: Mutex<State>
     /// Levels shown (bits 0…23: bass, mid, treble) and a generation (bits 24…63).
     private let published = Atomic<UInt64>(0)
-    private let eventLoop: any EventLoop
+    /// The receiver's event loop: frames, pages and the wiring check's timer.
+    let eventLoop: any EventLoop
+    /// Who is told of new levels; `watcherCount` lets a frame skip the lock when nobody watches.
+    private let watchers = Mutex<[ObjectIdentifier: @Sendable () -> Void]>([:])
+    private let watcherCount = Atomic<Int>(0)
+    /// A hop to ``eventLoop`` to tell the watchers is on its way.
+    private let hopPending = Atomic<Bool>(false)
 
     init(
         output: any LevelOutput, gpio: GPIOLamps?, lines: [Line], maxBrightness: Int,
@@ -50,11 +61,40 @@ final class LampTap: LevelOutput {
     }
 
     func show(_ frame: LevelFrame) throws {
-        try state.withLock { state in
-            guard !state.isShutDown, state.checking == nil else { return }
+        let shown = try state.withLock { state -> Bool in
+            guard !state.isShutDown, state.checking == nil else { return false }
             let scaled = Self.scale(frame, percent: state.maxBrightness)
             try state.output.show(scaled)
             publish(gpio?.seen ?? scaled)
+            return true
+        }
+        if shown { tellWatchers() }
+    }
+
+    /// Calls `changed` on ``eventLoop`` after every frame shown, until ``unwatch(_:)`` with the same `id`.
+    func watch(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
+        watchers.withLock { watchers in
+            watchers[id] = changed
+            watcherCount.store(watchers.count, ordering: .relaxed)
+        }
+    }
+
+    func unwatch(_ id: ObjectIdentifier) {
+        watchers.withLock { watchers in
+            watchers[id] = nil
+            watcherCount.store(watchers.count, ordering: .relaxed)
+        }
+    }
+
+    private func tellWatchers() {
+        guard watcherCount.load(ordering: .relaxed) > 0 else { return }
+        if eventLoop.inEventLoop {
+            for changed in watchers.withLock({ Array($0.values) }) { changed() }
+        } else if !hopPending.exchange(true, ordering: .acquiringAndReleasing) {
+            eventLoop.execute { [self] in
+                hopPending.store(false, ordering: .releasing)
+                for changed in watchers.withLock({ Array($0.values) }) { changed() }
+            }
         }
     }
 
@@ -66,6 +106,7 @@ final class LampTap: LevelOutput {
             state.output.shutDown()
         }
         publish(.off)
+        tellWatchers()
     }
 
     /// The levels the lamps show and their generation (changes with every frame shown).
@@ -117,6 +158,7 @@ final class LampTap: LevelOutput {
         var lit = LevelFrame.off
         lit[line.band] = 255
         publish(lit)
+        tellWatchers()
         eventLoop.scheduleTask(in: Self.checkDuration) { [self] in endCheck(generation: generation) }
     }
 
@@ -130,7 +172,10 @@ final class LampTap: LevelOutput {
             try? state.output.show(.off)
             return true
         }
-        if ended { publish(.off) }
+        if ended {
+            publish(.off)
+            tellWatchers()
+        }
     }
 
     private func publish(_ frame: LevelFrame) {

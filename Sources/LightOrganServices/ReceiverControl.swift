@@ -92,6 +92,12 @@ final class ReceiverControl: PageBackend {
         return (frame.levels, generation)
     }
 
+    func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) { tap.watch(id, changed) }
+
+    func unwatchLamps(_ id: ObjectIdentifier) { tap.unwatch(id) }
+
+    var lampLoop: any EventLoop { tap.eventLoop }
+
     func set(_ key: String, to value: String) -> Result<String, PageRefusal> {
         let outcome = live.withLock { live -> Result<(Settings, String, String), PageRefusal> in
             do {

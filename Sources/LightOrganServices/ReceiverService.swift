@@ -4,6 +4,7 @@ import LightOrganOutput
 public import LightOrganWeb
 public import Logging
 import NIOCore
+import NIOPosix
 public import ServiceLifecycle
 
 /// `lightorgan receive`: accepts senders on TCP and shows their frames on an output.
@@ -57,15 +58,21 @@ public struct ReceiverService: Service {
             shown = ForwardingOutput(output: output, lighting: lighting)
         }
         let lines = Band.allCases.flatMap { band in (settings.lines[band] ?? []).map { LampTap.Line(band: band, offset: $0) } }
-        let tap = LampTap(output: shown, gpio: output as? GPIOLamps, lines: lines, maxBrightness: settings.maxBrightness)
-        let delayed = DelayedOutput(wrapping: tap, delay: .milliseconds(Int64(settings.delayMilliseconds))) { error in
+        // One event loop for the senders' sockets, the page's and the lamps: a frame shown there tells
+        // the pages in the same wake-up (and a Pi's receiver has a single thread to wake).
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let tap = LampTap(
+            output: shown, gpio: output as? GPIOLamps, lines: lines, maxBrightness: settings.maxBrightness, eventLoop: loop)
+        let delayed = DelayedOutput(
+            wrapping: tap, delay: .milliseconds(Int64(settings.delayMilliseconds)), eventLoop: loop
+        ) { error in
             logger.error("output failed: \(error)")
         }
         if settings.delayMilliseconds > 0 {
             logger.info("every frame is shown \(settings.delayMilliseconds) ms after it arrives (receiver.delay)")
         }
         let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, logger: logger)
-        let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard)
+        let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard, group: loop)
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(
             "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)")

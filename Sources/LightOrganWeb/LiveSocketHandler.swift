@@ -5,10 +5,17 @@ import NIOWebSocket
 
 /// One page's `/live` socket: pushes the lamps and the status, takes settings and wiring checks.
 ///
-/// Lamps are sent up to ``lampRate`` times a second and only when they changed (or once a second
-/// to say they did not), the status every ``statusInterval``; both only while the connection is
-/// writable. A page that reads slowly simply skips levels — newest wins — and nothing it does
-/// reaches the thread that drives the lines: the levels are read from the backend's snapshot.
+/// The lamps are pushed when the receiver shows a new frame (``PageBackend/watchLamps(_:_:)``), at
+/// most ``lampRate`` a second on average (a token bucket holding two: a sender at 50 frames/s gets
+/// 40 pushes, one at 100 gets 40, one at 30 all 30); a frame that finds no token is left for the
+/// next frame, which pushes the newest levels in its own wake-up, and the ``tickInterval`` timer
+/// sends what no later frame carried
+/// (the last of a burst: the lamps going dark), and the lamps once a second when nothing changed;
+/// the status every ``ticksPerStatus`` ticks. (A one-shot timer per skipped frame would cost the
+/// wake-ups this saves: SwiftNIO leaves a cancelled timer's timerfd armed.) Both only while the connection is writable: a page that reads
+/// slowly simply skips levels — newest wins — and nothing it does reaches the lines, which are
+/// driven before the page is told. On the receiver's own event loop a push is one write in the
+/// wake-up that showed the frame: no timer wakes 40 times a second per page.
 final class LiveSocketHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -16,17 +23,22 @@ final class LiveSocketHandler: ChannelInboundHandler {
     /// Lamp updates per second, at most (each is a TLS record and a write: the page's cost on the Pi
     /// grows with it; 40 a second is smooth for a flash and leaves room above the 30 a page needs).
     static let lampRate: Int64 = 40
-    /// Lamp updates between two status messages (every 0.5 s).
-    static let ticksPerStatus = Int(lampRate / 2)
+    /// How often the lamps are checked for a change no frame carried.
+    static let tickInterval = TimeAmount.milliseconds(100)
+    /// Ticks between two status messages (every 0.5 s).
+    static let ticksPerStatus = 5
     /// Messages a page may send per second (a person clicks a few; each setting is written to disk).
     static let messagesPerSecond = 20
 
     private let backend: any PageBackend
     private let logger: Logger
     private var timer: RepeatedTask?
-    private var lastGeneration: UInt64 = .max
-    private var ticksSinceLamps = 0
     private var ticks = 0
+    private var lastGeneration: UInt64 = .max
+    private var lastLampsSent = NIODeadline.uptimeNanoseconds(0)
+    /// Pushes the rate allows now (0…2), as of `tokensCounted`.
+    private var lampTokens = 2.0
+    private var tokensCounted = NIODeadline.now()
     private var greeted = false
     private var mayControl = false
     private var windowStart = NIODeadline.now()
@@ -39,39 +51,69 @@ final class LiveSocketHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleRepeatedTask(
-            initialDelay: .zero, delay: .nanoseconds(1_000_000_000 / Self.lampRate)
-        ) { _ in
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: Self.tickInterval) { _ in
             let (handler, context) = bound.value
             handler.tick(context: context)
         }
+        let loop = context.eventLoop
+        backend.watchLamps(ObjectIdentifier(self)) {
+            if loop.inEventLoop {
+                let (handler, context) = bound.value
+                handler.lampsChanged(context: context)
+            } else {
+                loop.execute {
+                    let (handler, context) = bound.value
+                    handler.lampsChanged(context: context)
+                }
+            }
+        }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
-    }
+    func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        stop()
         context.fireChannelInactive()
     }
 
+    private func stop() {
+        backend.unwatchLamps(ObjectIdentifier(self))
+        timer?.cancel()
+        timer = nil
+    }
+
     private func tick(context: ChannelHandlerContext) {
-        guard context.channel.isActive else { return }
         ticks += 1
-        ticksSinceLamps += 1
-        guard context.channel.isWritable else { return }  // newest wins: skip, never queue
-        if ticks % Self.ticksPerStatus == 1 {
-            context.sendText(backend.statusJSON())
-        }
+        guard context.channel.isActive, context.channel.isWritable else { return }  // newest wins: skip, never queue
+        if ticks % Self.ticksPerStatus == 1 { context.sendText(backend.statusJSON()) }
+        // A change no frame carried, or a second without one: the lamps as they are.
+        let quiet = NIODeadline.now() - lastLampsSent >= .seconds(1)
+        if quiet || mayPushLamps() { sendLamps(context: context, evenIfUnchanged: quiet) }
+    }
+
+    /// Whether the rate allows a push now (a token is there).
+    private func mayPushLamps() -> Bool {
+        let now = NIODeadline.now()
+        let elapsed = Double((now - tokensCounted).nanoseconds) / 1e9
+        tokensCounted = now
+        lampTokens = min(2, lampTokens + elapsed * Double(Self.lampRate))
+        return lampTokens >= 1
+    }
+
+    /// A new frame was shown: push it if the rate allows, else leave it to the next frame or tick.
+    private func lampsChanged(context: ChannelHandlerContext) {
+        guard context.channel.isActive, mayPushLamps() else { return }
+        sendLamps(context: context, evenIfUnchanged: false)
+    }
+
+    private func sendLamps(context: ChannelHandlerContext, evenIfUnchanged: Bool) {
+        guard context.channel.isActive, context.channel.isWritable else { return }  // newest wins: skip, never queue
         let (levels, generation) = backend.lampLevels()
-        if generation != lastGeneration || ticksSinceLamps >= Int(Self.lampRate) {
-            lastGeneration = generation
-            ticksSinceLamps = 0
-            context.sendBinary(levels)
-        }
+        guard evenIfUnchanged || generation != lastGeneration else { return }
+        lastGeneration = generation
+        lastLampsSent = .now()
+        lampTokens = max(0, lampTokens - 1)
+        context.sendBinary(levels)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -13,6 +13,13 @@ public protocol PageBackend: Sendable {
     func statusJSON() -> String
     /// The levels the lamps show now, 0…255 each, and a number that changes whenever they do.
     func lampLevels() -> (levels: [UInt8], generation: UInt64)
+    /// Calls `changed` whenever the lamps may have changed, on ``lampLoop`` (in the wake-up that
+    /// showed the frame when it was shown there), until ``unwatchLamps(_:)`` with the same `id`.
+    func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void)
+    func unwatchLamps(_ id: ObjectIdentifier)
+    /// The event loop the receiver shows frames on; the page's sockets live there too, so that
+    /// telling a page of new lamps costs no wake-up of its own.
+    var lampLoop: any EventLoop { get }
     /// Applies a setting; the value as applied, or the message saying why not.
     func set(_ key: String, to value: String) -> Result<String, PageRefusal>
     /// Lights one GPIO line alone (nil: ends the check).

@@ -49,7 +49,8 @@ public final class PageServer: Sendable {
             throw PageError("\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
         }
         let open = Atomic<Int>(0)
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // On the receiver's event loop, with the frames: a page is told of new lamps in the frame's wake-up.
+        let bootstrap = ServerBootstrap(group: backend.lampLoop)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
