@@ -96,7 +96,7 @@ public final class LightingTransmitter: Sendable {
         self.patch = patch
         let renderer = FixtureRenderer(patch: patch)
         let packetizer = LightingPacketizer(for: renderer, source: source, priority: patch.target.priority)
-        condition = MonotonicCondition(State(renderer: renderer, packetizer: packetizer, litAt: MonotonicNanoseconds.now()))
+        condition = MonotonicCondition(State(renderer: renderer, packetizer: packetizer, litAt: MonotonicClock.nanoseconds()))
         interval = 1_000_000_000 / Int64(patch.target.rate)
         slack = interval / 4
         self.releaseAfter = Int64(releaseAfter / .nanoseconds(1))
@@ -115,7 +115,7 @@ public final class LightingTransmitter: Sendable {
     public func show(_ frame: LevelFrame) {
         let wake = condition.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            let now = MonotonicNanoseconds.now()
+            let now = MonotonicClock.nanoseconds()
             let previous = state.lastShown
             state.lastShown = frame
             if !frame.isOff { state.litAt = now }
@@ -181,12 +181,12 @@ public final class LightingTransmitter: Sendable {
         while true {
             // Resolving may block: never under the lock.
             let wanted = condition.withLock { state -> String?? in
-                state.stopping || MonotonicNanoseconds.now() < state.nextResolve ? .none : .some(locate())
+                state.stopping || MonotonicClock.nanoseconds() < state.nextResolve ? .none : .some(locate())
             }
             if case .some(let host) = wanted { resolve(host) }
             let stop = condition.withLock { state -> Bool in
                 while true {
-                    let now = MonotonicNanoseconds.now()
+                    let now = MonotonicClock.nanoseconds()
                     if state.stopping {
                         letGo(&state, now: now)
                         return true
@@ -235,7 +235,7 @@ public final class LightingTransmitter: Sendable {
             problem = "no WLED device found yet (DNS-SD _wled._tcp)"
         }
         condition.withLock { state in
-            let now = MonotonicNanoseconds.now()
+            let now = MonotonicClock.nanoseconds()
             if let socket {
                 if state.resolvedHost != host || state.socket?.addressText != socket.addressText {
                     let shown = host == socket.addressText ? host! : "\(host!) (\(socket.addressText))"

@@ -28,12 +28,3 @@ final class MonotonicCondition<Value>: @unchecked Sendable {
     /// Wakes the thread waiting in ``waitWhileLocked(untilNanoseconds:)``.
     func signal() { condition.signal() }
 }
-
-/// CLOCK_MONOTONIC in nanoseconds.
-enum MonotonicNanoseconds {
-    static func now() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
-}

@@ -88,12 +88,13 @@ final class LampTap: LevelOutput {
 
     private func tellWatchers() {
         guard watcherCount.load(ordering: .relaxed) > 0 else { return }
+        let tell: @Sendable () -> Void = { [self] in for changed in watchers.withLock({ Array($0.values) }) { changed() } }
         if eventLoop.inEventLoop {
-            for changed in watchers.withLock({ Array($0.values) }) { changed() }
+            tell()
         } else if !hopPending.exchange(true, ordering: .acquiringAndReleasing) {
             eventLoop.execute { [self] in
                 hopPending.store(false, ordering: .releasing)
-                for changed in watchers.withLock({ Array($0.values) }) { changed() }
+                tell()
             }
         }
     }

@@ -166,13 +166,15 @@ public struct SettingsLoader: Sendable {
             }
             let value = Self.text(of: node)
             if let key = SettingsCatalog.key(named: name) {
-                switch node {
-                case .scalar(let text, _): values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(.string(text), isSecret: false)
-                case .sequence(let items, _) where items.allSatisfy({ $0.scalarText != nil }):
-                    values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(.stringArray(items.compactMap(\.scalarText)), isSecret: false)
-                default:
+                let content: ConfigContent
+                if let text = node.scalarText {
+                    content = .string(text)
+                } else if let texts = node.scalarList {
+                    content = .stringArray(texts)
+                } else {
                     throw SettingsError("\(SettingSource.file(place)): \(name) must be a single value; allowed: \(key.allowed)")
                 }
+                values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: false)
                 continue
             }
             let source = SettingSource.file(place)
@@ -199,12 +201,7 @@ public struct SettingsLoader: Sendable {
 
     /// A scalar's text, or a list of scalars as comma-separated text; nil for anything else.
     private static func text(of node: YAMLNode) -> String? {
-        switch node {
-        case .scalar(let text, _): text
-        case .sequence(let items, _):
-            items.allSatisfy { $0.scalarText != nil } ? items.compactMap(\.scalarText).joined(separator: ", ") : nil
-        case .mapping: nil
-        }
+        node.scalarText ?? node.scalarList?.joined(separator: ", ")
     }
 
     /// Dotted names of every value in the mapping with their 1-based lines (the key's) and their nodes.

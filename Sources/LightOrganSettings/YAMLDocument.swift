@@ -27,6 +27,13 @@ indirect enum YAMLNode {
         if case .scalar(let text, _) = self { return text }
         return nil
     }
+
+    /// The texts of a list of scalars; nil for anything else (a scalar, a mapping, a list holding either of those).
+    var scalarList: [String]? {
+        guard case .sequence(let items, _) = self else { return nil }
+        let texts = items.compactMap(\.scalarText)
+        return texts.count == items.count ? texts : nil
+    }
 }
 
 /// Reads YAML text with libyaml.

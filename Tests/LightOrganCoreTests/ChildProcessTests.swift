@@ -64,9 +64,7 @@ struct ChildProcessTests {
             }
         }
         condition.withLock {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let deadline = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + 60_000_000_000
+            let deadline = MonotonicClock.nanoseconds() + 60_000_000_000
             while !done { condition.wait(untilNanoseconds: deadline) }
         }
         #expect(done)

@@ -1,5 +1,5 @@
 import Foundation
-import LightOrganOutput
+import LightOrganCore
 import Testing
 
 /// For tests that check routing with steady tones (capture, transport, crossovers): the level

@@ -151,9 +151,9 @@ public final class ChildProcess: Sendable {
         let child = try ChildProcess(path: path, arguments: arguments, errors: errors)
         if let timeLimit {
             DedicatedThread.start(named: "lightorgan child limit") { [child] in
-                let deadline = Self.monotonicNanoseconds() + Int64(timeLimit * 1e9)
+                let deadline = MonotonicClock.nanoseconds() + Int64(timeLimit * 1e9)
                 child.ending.withLock {
-                    while child.termination == nil, Self.monotonicNanoseconds() < deadline {
+                    while child.termination == nil, MonotonicClock.nanoseconds() < deadline {
                         child.ending.wait(untilNanoseconds: deadline)
                     }
                     if child.termination == nil { Self.sendKill(to: child.processIdentifier) }
@@ -206,12 +206,6 @@ public final class ChildProcess: Sendable {
         guard pipe(&ends) == 0 else { return false }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         return true
-    }
-
-    private static func monotonicNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }
 

@@ -49,9 +49,7 @@ public final class ThreadCondition: @unchecked Sendable {
     /// Sleeps until `deadline` (CLOCK_MONOTONIC nanoseconds) or a signal, whichever comes first;
     /// returns at once when the deadline has passed. Only with the lock held.
     public func wait(untilNanoseconds deadline: Int64) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        guard deadline > Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) else { return }
+        guard deadline > MonotonicClock.nanoseconds() else { return }
         var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         pthread_cond_timedwait(condition, mutex, &time)
     }

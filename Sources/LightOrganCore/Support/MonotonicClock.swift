@@ -4,8 +4,9 @@ import Glibc
 import Darwin
 #endif
 
-/// CLOCK_MONOTONIC in seconds: the clock of the stdout lines (shared by every process of the
-/// machine, so scripts can compare) and of the PWM deadlines.
+/// CLOCK_MONOTONIC: the clock of the stdout lines (shared by every process of the machine, so
+/// scripts can compare), of the PWM deadlines and frame grids, and of every deadline our own
+/// threads wait for (``ThreadCondition``, ``ChildProcess``'s time limit, the lighting transmitters).
 public enum MonotonicClock {
     /// Now, seconds.
     public static func seconds() -> Double {
@@ -28,7 +29,7 @@ public enum MonotonicClock {
     }
 
     /// Sleeps until `deadline` (seconds on this clock), through signals.
-    static func sleep(until deadline: Double) {
+    public static func sleep(until deadline: Double) {
         sleep(untilNanoseconds: Int64(deadline * 1e9))
     }
 
