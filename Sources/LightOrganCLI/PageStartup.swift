@@ -5,6 +5,7 @@ import Glibc
 import Foundation
 #endif
 import LightOrganCore
+import LightOrganNetwork
 import LightOrganServices
 import LightOrganSettings
 import LightOrganWeb
@@ -96,9 +97,8 @@ enum PageStartup {
             guard let address = current.pointee.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
                 current.pointee.ifa_flags & UInt32(IFF_LOOPBACK) == 0
             else { continue }
-            var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            if getnameinfo(address, socklen_t(MemoryLayout<sockaddr_in>.size), &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 {
-                addresses.append(String(cCharacters: host))
+            if let text = NumericAddress.text(of: address, length: socklen_t(MemoryLayout<sockaddr_in>.size)) {
+                addresses.append(text)
             }
         }
         return addresses

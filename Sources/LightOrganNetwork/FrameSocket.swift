@@ -122,19 +122,11 @@ public final class FrameSocket: Sendable {
     private static func peerDescription(_ descriptor: CInt) -> String {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let named = withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                getpeername(descriptor, address, &length) == 0
-                    && getnameinfo(
-                        address, length, &host, socklen_t(host.count), &service, socklen_t(service.count),
-                        NI_NUMERICHOST | NI_NUMERICSERV) == 0
-            }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) == 0 }
         }
         guard named else { return "?" }
-        return "\(String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)):"
-            + String(decoding: service.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return NumericAddress.text(of: storage, length: length, withPort: true) ?? "?"
     }
 
     /// Hands `frame` to the kernel if everything before it has left the machine, else drops it;

@@ -66,7 +66,7 @@ final class LightingSocket {
         self.descriptor = descriptor
         self.destination = storage
         self.length = chosen.pointee.ai_addrlen
-        self.addressText = Self.numericHost(storage, length: chosen.pointee.ai_addrlen)
+        self.addressText = NumericAddress.text(of: storage, length: chosen.pointee.ai_addrlen) ?? "?"
     }
 
     deinit { close(descriptor) }
@@ -96,16 +96,5 @@ final class LightingSocket {
         } while sent < 0 && errno == EINTR
         if sent >= 0 { return .sent }
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ? .dropped : .failed(errno)
-    }
-
-    private static func numericHost(_ storage: sockaddr_storage, length: socklen_t) -> String {
-        var storage = storage
-        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        let named = withUnsafePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0
-            }
-        }
-        return named ? String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
     }
 }

@@ -10,8 +10,8 @@ import Synchronization
 /// The receiver's page: HTTPS for the page itself, WSS for `/live` (lamps, status, settings,
 /// wiring check) and `/audio` (a browser as the sound source).
 ///
-/// Pipeline of a connection: TLS → HTTP/1.1 → either ``PageHTTPHandler`` (the three compiled-in
-/// files) or, after a WebSocket upgrade that passed the ``OriginPolicy``, a frame aggregator and
+/// Pipeline of a connection: ``TLSSniffer`` (plain HTTP gets a redirect to HTTPS and nothing else),
+/// then TLS → HTTP/1.1 → either ``PageHTTPHandler`` (the three compiled-in files) or, after a WebSocket upgrade that passed the ``OriginPolicy``, a frame aggregator and
 /// ``LiveSocketHandler`` or ``SoundSocketHandler``. Clients outside `receiver.allow` are closed
 /// on accept; at most ``maximumConnections`` connections are open at once.
 public final class PageServer: Sendable {
@@ -84,12 +84,25 @@ public final class PageServer: Sendable {
     private static func configure(
         _ channel: any Channel, tls: NIOSSLContext, backend: any PageBackend, logger: Logger
     ) throws {
-        let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
         let upgraded = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
         channel.eventLoop.scheduleTask(in: plainConnectionLifetime) {
             if !upgraded.value { channel.close(promise: nil) }
         }
+        try channel.pipeline.syncOperations.addHandler(
+            TLSSniffer(
+                tls: { pipeline in try configureTLS(pipeline, channel: channel, tls: tls, upgraded: upgraded, backend: backend, logger: logger) },
+                plain: { pipeline in
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandler(HTTPSRedirectHandler())
+                }))
+    }
+
+    /// TLS → HTTP/1.1 → the page's files, or a WebSocket after an upgrade.
+    private static func configureTLS(
+        _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, tls: NIOSSLContext,
+        upgraded: NIOLoopBoundBox<Bool>, backend: any PageBackend, logger: Logger
+    ) throws {
+        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
         let files = PageHTTPHandler()
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: maximumMessageBytes,

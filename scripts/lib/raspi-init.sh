@@ -34,6 +34,13 @@ frames() {
 }
 # ticks PID: user + system CPU time of PID, in clock ticks (1/100 s).
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cost PID LABEL: "PI: LABEL cpu ticks N over T0 T1 Rss: … Private_Dirty: …" for PID over 5 s of guest time.
+cost() {
+    u0=$(ticks "$1"); read t0 _ </proc/uptime
+    sleep 5
+    u1=$(ticks "$1"); read t1 _ </proc/uptime
+    echo "PI: $2 cpu ticks $((u1 - u0)) over $t0 $t1 $(grep -E '^(Rss|Private_Clean|Private_Dirty):' "/proc/$1/smaps_rollup" | tr -s ' ' | tr '\n' ' ')"
+}
 
 echo "PI: pins report $pins: $(grep -E '^pin 5 ' "$pins")"
 /usr/bin/lightorgan receive --output gpio --chip nosuchchip --port 8190 --quiet 2>/tmp/chips.log
@@ -94,10 +101,7 @@ fi
 LIGHTORGAN_ANALYSIS_RESPONSE=level /usr/bin/lightorgan send --host 127.0.0.1 --port 8181 --input demo --quiet &
 sender=$!
 sleep 3
-u0=$(ticks $receiver); read t0 _ </proc/uptime
-sleep 5
-u1=$(ticks $receiver); read t1 _ </proc/uptime
-echo "PI: receiver cpu ticks $((u1 - u0)) over $t0 $t1 $(grep -E '^(Rss|Private_Clean|Private_Dirty):' /proc/$receiver/smaps_rollup | tr -s ' ' | tr '\n' ' ')"
+cost $receiver receiver
 echo "PI: lines while the demo plays, samples of 40 on $(sample 40)"
 # The page: its address from the log, then one page open on /live (a WebSocket through openssl s_client,
 # reading everything) while the receiver's cost is measured again.
@@ -106,10 +110,7 @@ echo "PI: page $(grep -o 'page: https://[^ ]*' /tmp/receive.log | head -n 1 | cu
     sleep 12) | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page.bin 2>/tmp/page.err &
 page=$!
 sleep 3
-u0=$(ticks $receiver); read t0 _ </proc/uptime
-sleep 5
-u1=$(ticks $receiver); read t1 _ </proc/uptime
-echo "PI: receiver with a page cpu ticks $((u1 - u0)) over $t0 $t1 $(grep -E '^(Rss|Private_Clean|Private_Dirty):' /proc/$receiver/smaps_rollup | tr -s ' ' | tr '\n' ' ')"
+cost $receiver "receiver with a page"
 kill $page 2>/dev/null
 # lamp messages: 3-byte binary frames (0x82 0x03); status messages: text frames holding "type":"status".
 echo "PI: page socket $(head -n 1 /tmp/page.bin | tr -d '\r') lamp messages $(grep -c "$(printf '\202\003')" /tmp/page.bin) status messages $(grep -o '"type":"status"' /tmp/page.bin | wc -l)"
