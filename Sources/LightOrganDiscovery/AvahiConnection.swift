@@ -75,6 +75,15 @@ final class AvahiConnection: @unchecked Sendable {
         avahi_threaded_poll_free(poll)
     }
 
+    /// Runs `body` while the poll thread is held off, so that Avahi objects may be made from another
+    /// thread; nil when the connection is closed. Must not be called from the poll thread.
+    func whileHeld<T>(_ body: () -> T) -> T? {
+        guard !isClosed else { return nil }
+        avahi_threaded_poll_lock(poll)
+        defer { avahi_threaded_poll_unlock(poll) }
+        return body()
+    }
+
     /// A client on this poll that waits for the daemon when none runs; nil (and `error` set) when
     /// not even the D-Bus system bus answers. Its first state change is reported before it returns.
     private func newClient(error: inout Int32) -> OpaquePointer? {

@@ -9,6 +9,10 @@ import LightOrganNetwork
 import Logging
 import Synchronization
 
+/// Asks for the local-network name of a sender's address (`192.168.1.23` → `laptop.local`) and
+/// answers later, on any thread, with nil when there is none (``HostNameResolver/lookUp(_:then:)``).
+typealias HostNameLookup = @Sendable (_ address: String, _ answer: @escaping @Sendable (String?) -> Void) -> Void
+
 /// The receiver's decision point between the connections and the output.
 ///
 /// It keeps the ``SenderArbiter`` (who drives the lights, who may stay connected) and the
@@ -35,6 +39,8 @@ final class LampSwitchboard: FrameSink {
         /// The driving connection and since when (Unix seconds).
         var driving: (id: Int, since: Double)?
         var addressesSeen: Set<String> = []
+        /// Each sender address's local-network name, once ``HostNameLookup`` found one.
+        var names: [String: String] = [:]
         var reconnects = 0
         var drops = 0
         /// Frames applied in the current one-second window, and the rate of the last full one.
@@ -60,9 +66,12 @@ final class LampSwitchboard: FrameSink {
     private let state: Mutex<State>
     private let logger: Logger
     private let clock = ContinuousClock()
+    private let nameLookup: HostNameLookup?
 
-    init(output: any LevelOutput, rules: ReceiverRules, logger: Logger) {
+    /// `nameLookup` asks for the mDNS name of each new sender address (nil: names stay unknown).
+    init(output: any LevelOutput, rules: ReceiverRules, nameLookup: HostNameLookup? = nil, logger: Logger) {
         state = Mutex(State(arbiter: SenderArbiter(rules: rules), output: output))
+        self.nameLookup = nameLookup
         self.logger = logger
     }
 
@@ -70,13 +79,15 @@ final class LampSwitchboard: FrameSink {
         let now = clock.now
         var log: (Logger.Level, String)?
         var evicted: FrameConnection?
+        var newAddress = false
         let admitted = state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
             switch state.arbiter.admit(connection.id, address: connection.address, peer: connection.peer, at: now) {
             case .accept(let evicting):
                 state.connections[connection.id] = connection
                 state.page.opened[connection.id] = (Self.unixNow(), now, 0)
-                if !state.page.addressesSeen.insert(connection.address).inserted { state.page.reconnects += 1 }
+                newAddress = state.page.addressesSeen.insert(connection.address).inserted
+                if !newAddress { state.page.reconnects += 1 }
                 if let evicting {
                     evicted = state.connections.removeValue(forKey: evicting)
                 }
@@ -94,7 +105,17 @@ final class LampSwitchboard: FrameSink {
             evicted.close()
         }
         if let (level, message) = log { logger.log(level: level, "\(message)") }
+        if admitted, newAddress { lookUpName(of: connection.address) }
         return admitted
+    }
+
+    /// Asks once per address for the sender's local-network name, for the page and the log.
+    private func lookUpName(of address: String) {
+        nameLookup?(address) { [weak self] name in
+            guard let self, let name else { return }
+            state.withLock { $0.page.names[address] = name }
+            logger.info("sender \(address) is \(name)")
+        }
     }
 
     func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
@@ -185,7 +206,7 @@ final class LampSwitchboard: FrameSink {
                     kind = rate >= 30 ? .lightorgan : .legacy
                 }
                 let port = connection.peer.split(separator: ":").last.flatMap { Int($0) }
-                sender = .init(address: connection.address, port: driving.id < 0 ? nil : port, name: nil, kind: kind, since: driving.since)
+                sender = .init(address: connection.address, port: driving.id < 0 ? nil : port, name: page.names[connection.address], kind: kind, since: driving.since)
             }
             let stale = page.lastApplied.map { now - $0 > .seconds(2) } ?? true
             var age: ReceiverStatus.FrameAge?

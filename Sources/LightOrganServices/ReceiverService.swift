@@ -1,5 +1,6 @@
 public import LightOrganCore
 public import LightOrganNetwork
+import LightOrganDiscovery
 import LightOrganOutput
 public import LightOrganWeb
 public import Logging
@@ -21,6 +22,7 @@ public struct ReceiverService: Service {
     /// The bound listening socket.
     public let listener: FrameListener
     private let switchboard: LampSwitchboard
+    private let names: HostNameResolver?
     private let rules: ReceiverRules
     private let statsInterval: Duration?
     private let lighting: LightingOutputs?
@@ -71,7 +73,11 @@ public struct ReceiverService: Service {
         if settings.delayMilliseconds > 0 {
             logger.info("every frame is shown \(settings.delayMilliseconds) ms after it arrives (receiver.delay)")
         }
-        let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, logger: logger)
+        // The page and the log name senders by their mDNS names where Avahi runs (none without it).
+        let names = try? HostNameResolver()
+        var lookup: HostNameLookup?
+        if let names { lookup = { address, answer in names.lookUp(address, then: answer) } }
+        let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, nameLookup: lookup, logger: logger)
         let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard, group: loop)
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(
@@ -96,8 +102,8 @@ public struct ReceiverService: Service {
         }
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil
         return ReceiverService(
-            listener: listener, switchboard: switchboard, rules: settings.rules, statsInterval: interval, lighting: lighting,
-            page: server, logger: logger)
+            listener: listener, switchboard: switchboard, names: names, rules: settings.rules, statsInterval: interval,
+            lighting: lighting, page: server, logger: logger)
     }
 
     /// The page's server, when it serves one.
@@ -107,10 +113,11 @@ public struct ReceiverService: Service {
     public var port: Int { listener.port }
 
     private init(
-        listener: FrameListener, switchboard: LampSwitchboard, rules: ReceiverRules, statsInterval: Duration?,
-        lighting: LightingOutputs?, page: PageServer?, logger: Logger
+        listener: FrameListener, switchboard: LampSwitchboard, names: HostNameResolver?, rules: ReceiverRules,
+        statsInterval: Duration?, lighting: LightingOutputs?, page: PageServer?, logger: Logger
     ) {
         self.page = page
+        self.names = names
         self.lighting = lighting
         self.listener = listener
         self.switchboard = switchboard
@@ -133,6 +140,7 @@ public struct ReceiverService: Service {
         await page?.close()
         await listener.close()
         switchboard.shutDown()
+        names?.close()
         logger.info("receiver stopped; lamps off")
     }
 
