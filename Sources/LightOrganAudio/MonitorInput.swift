@@ -196,6 +196,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         let process: ChildProcess
         do {
             process = try ChildProcess(path: parec, arguments: arguments)
+            // The recorder keeps time like the capture thread reading it, where allowed.
+            process.setNice(DedicatedThread.timeKeepingNice)
         } catch {
             throw AudioInputError("input \(purpose): \(error)")
         }

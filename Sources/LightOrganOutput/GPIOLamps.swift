@@ -57,7 +57,11 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
             minimumInterval: minimumSwitchInterval)
         chipDescription = chipName
         period = 1 / pwmFrequency
-        DedicatedThread.start(named: "lightorgan pwm") { [self] in runPWM() }
+        DedicatedThread.start(named: "lightorgan pwm") { [self] in
+            // Steady duty cycles beside other work, where allowed (the service's Nice= does it too).
+            DedicatedThread.setNice()
+            runPWM()
+        }
     }
 
     public func show(_ frame: LevelFrame) {

@@ -34,7 +34,10 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Starts the pacer thread.
     func start() {
-        DedicatedThread.start(named: "lightorgan pacer") { [self] in run() }
+        DedicatedThread.start(named: "lightorgan pacer") { [self] in
+            DedicatedThread.setNice()
+            run()
+        }
     }
 
     /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.

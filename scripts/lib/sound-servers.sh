@@ -1,6 +1,10 @@
 # Private sound servers for scripts/test-monitor and scripts/bench-sender (sourced). They run in the
 # caller's XDG_RUNTIME_DIR, log into it, and their PIDs are appended to sound_server_pids.
 sound_server_pids=()
+# What a desktop gives its sound server (RTKit raises PulseAudio and PipeWire to nice -11 or real-time): without
+# it, a busy test machine starves the server and the audio itself breaks up. The test's own players and
+# reference recorders get it too; lightorgan raises its own threads (DedicatedThread.setNice).
+desktop_nice=(nice -n -11)
 
 # start_pipewire: a session bus, PipeWire, WirePlumber (the session manager: links, the default sink;
 # it needs the bus) and pipewire-pulse (which pactl and parec talk to); returns once pactl gets an
@@ -12,11 +16,11 @@ start_pipewire() {
     sound_server_pids+=($!)
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$run/bus
     for _ in $(seq 50); do [[ -S $run/bus ]] && break; sleep 0.1; done
-    pipewire >"$run/pipewire.log" 2>&1 &
+    "${desktop_nice[@]}" pipewire >"$run/pipewire.log" 2>&1 &
     sound_server_pids+=($!)
     for _ in $(seq 50); do [[ -S $run/pipewire-0 ]] && break; sleep 0.1; done
     for daemon in wireplumber pipewire-pulse; do
-        "$daemon" >"$run/$daemon.log" 2>&1 &
+        "${desktop_nice[@]}" "$daemon" >"$run/$daemon.log" 2>&1 &
         sound_server_pids+=($!)
     done
     for _ in $(seq 50); do pactl info >/dev/null 2>&1 && break; sleep 0.1; done

@@ -33,6 +33,16 @@ public final class ChildProcess: Sendable {
 
     /// The child's process id.
     public let processIdentifier: pid_t
+
+    /// Gives the child nice `value` (see ``DedicatedThread/setNice(_:)``); false when not allowed.
+    @discardableResult
+    public func setNice(_ value: CInt) -> Bool {
+        #if os(Linux)
+        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(processIdentifier), value) == 0
+        #else
+        return setpriority(PRIO_PROCESS, id_t(processIdentifier), value) == 0
+        #endif
+    }
     /// The read end of the child's standard output; closed when this object goes.
     public let outputDescriptor: Int32
     /// The read end of the child's error output with ``ErrorOutput/separate``, else nil.

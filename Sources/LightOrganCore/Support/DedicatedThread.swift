@@ -39,6 +39,24 @@ public enum DedicatedThread {
         #endif
     }
 
+    /// The nice value a time-keeping thread asks for: ahead of ordinary work (a build, a browser),
+    /// not real-time, so it can never lock a machine up.
+    public static let timeKeepingNice: CInt = -10
+
+    /// Gives the calling thread nice `value` (−20…19, lower runs first), so that audio read and frames
+    /// sent keep their time on a busy machine; false when not allowed (it takes root,
+    /// `CAP_SYS_NICE` or an `RLIMIT_NICE` such as `@audio - nice -10` in limits.conf), and the
+    /// thread keeps the process's value. Threads and processes it starts inherit it.
+    @discardableResult
+    public static func setNice(_ value: CInt = timeKeepingNice) -> Bool {
+        #if os(Linux)
+        // Linux keeps a nice value per thread: PRIO_PROCESS with 0 is the calling thread alone.
+        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value) == 0
+        #else
+        return setpriority(PRIO_PROCESS, 0, value) == 0
+        #endif
+    }
+
     /// Blocks the calling thread for `seconds` (≥ 0; resumed after a signal until the time is up).
     public static func sleep(seconds: Double) {
         guard seconds > 0 else { return }
