@@ -45,7 +45,9 @@ enum PageFuzz {
         try require(!error.reason.isEmpty && error.reason.utf8.count <= 120, "reason `\(error.reason)` for \(input)")
     }
 
-    /// `PageRequest.decode` and `BrowserAudioStream.begin` on random and mutated text.
+    /// `PageRequest.decode` and `BrowserAudioStream.begin` on random and mutated text, and
+    /// `HTTPSRedirect.location` with it as the host and the target: always this host, a path, no
+    /// byte a header could be split on.
     static func runRequests(_ generator: inout SplitMix64, count: Int) throws(FuzzFailure) {
         for _ in 0..<count {
             let input = message(&generator)
@@ -59,6 +61,16 @@ enum PageFuzz {
             case .success(let stream):
                 try require(BrowserAudioStream.sampleRates.contains(stream.start.sampleRate), "rate \(stream.start.sampleRate) from \(input)")
             case .failure(let error): try checkRefusal(error, input)
+            }
+            // The same bytes as a Host header and as a request target of plain HTTP.
+            let text = String(decoding: input, as: UTF8.self)
+            for (host, uri) in [(text, "/"), ("pi.local:8443", text), (text, text)] {
+                guard let location = HTTPSRedirect.location(host: host, uri: uri) else { continue }
+                let path = location.utf8.dropFirst(8 + host.utf8.count)
+                try require(
+                    location.hasPrefix("https://\(host)") && path.first == UInt8(ascii: "/") && path.dropFirst().first != UInt8(ascii: "/")
+                        && location.utf8.allSatisfy { (0x21...0x7e).contains($0) },
+                    "redirect \(location) for host \(host) and target \(uri)")
             }
         }
     }

@@ -1,3 +1,4 @@
+import LightOrganCore
 import NIOCore
 import NIOHTTP1
 
@@ -5,26 +6,16 @@ import NIOHTTP1
 /// `http://raspberrypi.local:8443`) with `301` to the same address over HTTPS, then closes.
 ///
 /// Nothing else is served in the clear: the page, its sockets and its secret only ever travel
-/// over TLS. A request without a usable `Host` header gets `400`.
+/// over TLS. A request without a usable `Host` header gets `400` (``HTTPSRedirect``).
 final class HTTPSRedirectHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
-
-    /// Where `host` (a `Host` header: `name`, `name:port`, `[v6]:port`) and `uri` lead over HTTPS,
-    /// or nil when the header holds anything but a host and a port.
-    static func location(host: String?, uri: String) -> String? {
-        guard let host, !host.isEmpty, host.count <= 255,
-            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:[]".contains($0)) })
-        else { return nil }
-        let path = uri.hasPrefix("/") && !uri.hasPrefix("//") ? uri : "/"
-        return "https://\(host)\(path)"
-    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
         var headers = HTTPHeaders([("Connection", "close"), ("Content-Length", "0"), ("Cache-Control", "no-store")])
         let status: HTTPResponseStatus
-        if let location = Self.location(host: head.headers.first(name: "host"), uri: head.uri) {
+        if let location = HTTPSRedirect.location(host: head.headers.first(name: "host"), uri: head.uri) {
             status = .movedPermanently
             headers.add(name: "Location", value: location)
         } else {

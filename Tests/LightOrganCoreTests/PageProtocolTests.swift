@@ -81,6 +81,18 @@ import Testing
         #expect(!OriginPolicy.allows(origin: "https://pi.local:8443.evil.example", host: "pi.local:8443"))
     }
 
+    @Test func plainHTTPIsSentToTheSameAddressOverHTTPS() {
+        #expect(HTTPSRedirect.location(host: "pi.local:8443", uri: "/?a=b") == "https://pi.local:8443/?a=b")
+        #expect(HTTPSRedirect.location(host: "[fd00::5]:8443", uri: "/") == "https://[fd00::5]:8443/")
+        #expect(HTTPSRedirect.location(host: "pi.local:8443", uri: "//evil.example/x") == "https://pi.local:8443/")
+        #expect(HTTPSRedirect.location(host: "pi.local:8443", uri: "http://evil.example/") == "https://pi.local:8443/")
+        #expect(HTTPSRedirect.location(host: "pi.local:8443", uri: "/a b") == "https://pi.local:8443/")
+        #expect(HTTPSRedirect.location(host: "evil.example/x?", uri: "/") == nil)
+        #expect(HTTPSRedirect.location(host: "pi.local\r\nSet-Cookie: x", uri: "/") == nil)
+        #expect(HTTPSRedirect.location(host: "", uri: "/") == nil)
+        #expect(HTTPSRedirect.location(host: nil, uri: "/") == nil)
+    }
+
     @Test func secretsCompareWholly() {
         let secret = PageSecret.make()
         #expect(secret.text.count == 22)
