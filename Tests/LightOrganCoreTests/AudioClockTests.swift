@@ -44,6 +44,26 @@ struct AudioClockTests {
         #expect(abs(try #require(clock.origin) - 5_300 * Self.millisecond) <= Self.millisecond / 10)
     }
 
+    @Test("on a busy machine blocks come up to 30 ms late, never early: the clock keeps to when the audio was made")
+    func lateBlocks() throws {
+        var clock = AudioClock(sampleRate: Self.rate)
+        var generator = SeededGenerator(seed: 14)
+        let lateness = (0..<200).map { _ in Int64.random(in: 0...30, using: &generator) * Self.millisecond }
+        Self.feed(&clock, blocks: 0..<200, lateness: { lateness[$0] })
+        // Two or three blocks a slice: the median of the slices' earliest arrivals is 6–11 ms late here.
+        let error = try #require(clock.origin) - 5_000 * Self.millisecond
+        #expect(error >= 0 && error <= 5 * Self.millisecond, "\(Double(error) / 1e6) ms")
+    }
+
+    @Test("audio lost (an overrun, a recorder restarted) is taken up within half a second")
+    func gapsQuickly() throws {
+        var clock = AudioClock(sampleRate: Self.rate)
+        Self.feed(&clock, blocks: 0..<100)
+        // 300 ms lost: from block 100 on every block comes 300 ms later than its count says.
+        Self.feed(&clock, blocks: 100..<113, lateness: { _ in 300 * Self.millisecond })
+        #expect(abs(try #require(clock.origin) - 5_300 * Self.millisecond) <= Self.millisecond / 10)
+    }
+
     @Test("frames are due their delay after their audio was made, one at a time, though they came in a block")
     func timeline() throws {
         var timeline = FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100)

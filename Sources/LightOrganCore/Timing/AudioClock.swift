@@ -7,11 +7,14 @@
 /// block was made. The observation to give is therefore the block's end and the time it arrived
 /// (``ReadAhead``), not the moment a piece of it was read: those come later and later as the pieces
 /// before them are analysed. So the clock takes the smallest such offset in each
-/// ``sliceNanoseconds`` slice of time (the end of the blocks that arrived in it) and uses the median
-/// of those of the last ``windowNanoseconds``: it ticks with the audio at the source's own rate
-/// however the audio is chunked, one block handed over early or late does not move it, and a drift
-/// between the audio and the monotonic clock or a gap (an overrun, a recorder restarted on another
-/// output) is taken up within a window.
+/// ``sliceNanoseconds`` slice of time (the end of the blocks that arrived in it) and uses a low one
+/// of those of the last ``windowNanoseconds`` (the second smallest of 20): blocks come late, never
+/// early, so on a busy machine, where most come a few milliseconds late, the earliest tell when the
+/// audio was made (with blocks up to 30 ms late, the median was 6–11 ms late). It ticks with the
+/// audio at the source's own rate however the audio is chunked; one block handed over early or late
+/// does not move it; a drift between the audio and the monotonic clock is taken up within a window;
+/// and a gap (audio lost in an overrun, a recorder restarted on another output), which makes every
+/// later block look later by the same amount, within ``gapSlices`` slices.
 ///
 /// Invariant: memory is fixed (``slices`` offsets); nothing allocates after creation.
 public struct AudioClock: Sendable {
@@ -23,14 +26,22 @@ public struct AudioClock: Sendable {
     public static let slices = 20
     /// One slice, nanoseconds.
     public static let sliceNanoseconds = windowNanoseconds / Int64(slices)
+    /// Slices in a row whose earliest block came at least ``gapNanoseconds`` after the clock's
+    /// time: audio was lost, and the window starts again from them.
+    public static let gapSlices = 3
+    /// How much later than the clock's time every block of ``gapSlices`` slices must come to count
+    /// as a gap, nanoseconds (more than a busy machine delays a block for that long).
+    public static let gapNanoseconds: Int64 = 50_000_000
 
     /// Per slice (by slice number modulo ``slices``): its number and its smallest offset.
     private var sliceNumbers: [Int64]
     private var smallest: [Int64]
-    /// The window's offsets, sorted by `observe` to find their median (scratch space).
+    /// The window's offsets, sorted by `observe` to find a low one (scratch space).
     private var sorted: [Int64]
     private var latestSlice: Int64 = -1
-    /// The median, kept up to date by `observe`.
+    /// Completed slices in a row that came ``gapNanoseconds`` late or more.
+    private var lateSlices = 0
+    /// When sample 0 was made, monotonic nanoseconds; kept up to date by `observe`.
     public private(set) var origin: Int64?
 
     /// A clock for a source of `sampleRate` samples per second (> 0).
@@ -50,11 +61,24 @@ public struct AudioClock: Sendable {
             guard offset < smallest[index] else { return }
             smallest[index] = offset
         } else {
+            if slice > latestSlice, latestSlice >= 0 { noteCompleted(latestSlice) }
             sliceNumbers[index] = slice
             smallest[index] = offset
         }
         latestSlice = max(latestSlice, slice)
-        origin = median()
+        origin = lowOffset()
+    }
+
+    /// After slice `number` ended: a run of ``gapSlices`` late ones leaves only them in the window.
+    private mutating func noteCompleted(_ number: Int64) {
+        let index = Int(number % Int64(Self.slices))
+        guard sliceNumbers[index] == number, let origin else { return }
+        lateSlices = smallest[index] - origin >= Self.gapNanoseconds ? lateSlices + 1 : 0
+        guard lateSlices >= Self.gapSlices else { return }
+        for other in 0..<Self.slices where sliceNumbers[other] <= number - Int64(Self.gapSlices) {
+            sliceNumbers[other] = -1
+        }
+        lateSlices = 0
     }
 
     /// When sample `sample` was made (monotonic nanoseconds); nil before the first observation.
@@ -62,9 +86,9 @@ public struct AudioClock: Sendable {
         origin.map { $0 + duration(ofSamples: sample) }
     }
 
-    /// The median of the smallest offsets of the slices in the window (the lower middle one of an
-    /// even count); insertion sort in place, no allocation.
-    private mutating func median() -> Int64? {
+    /// The second smallest of the slices' smallest offsets in the window (the smallest while it holds
+    /// fewer than 10): one slice early does not move it. Insertion sort in place, no allocation.
+    private mutating func lowOffset() -> Int64? {
         var count = 0
         for index in 0..<Self.slices where sliceNumbers[index] > latestSlice - Int64(Self.slices) {
             let value = smallest[index]
@@ -76,7 +100,7 @@ public struct AudioClock: Sendable {
             sorted[position] = value
             count += 1
         }
-        return count == 0 ? nil : sorted[(count - 1) / 2]
+        return count == 0 ? nil : sorted[count >= 10 ? 1 : 0]
     }
 
     private func duration(ofSamples samples: Int) -> Int64 {
