@@ -29,9 +29,11 @@ public struct AudioClock: Sendable {
     /// Slices in a row whose earliest block came at least ``gapNanoseconds`` after the clock's
     /// time: audio was lost, and the window starts again from them.
     public static let gapSlices = 3
-    /// How much later than the clock's time every block of ``gapSlices`` slices must come to count
-    /// as a gap, nanoseconds (more than a busy machine delays a block for that long).
-    public static let gapNanoseconds: Int64 = 50_000_000
+    /// How much later than the clock's time the earliest block of each of ``gapSlices`` slices must
+    /// come to count as a gap, nanoseconds: just under one PipeWire quantum (512 samples at 48 kHz,
+    /// 10.7 ms), the least a sound server loses at once. A busy machine that delays every block of
+    /// 0.3 s by as much restarts the window too, and the next slice on time brings the clock back.
+    public static let gapNanoseconds: Int64 = 10_000_000
 
     /// Per slice (by slice number modulo ``slices``): its number and its smallest offset.
     private var sliceNumbers: [Int64]
