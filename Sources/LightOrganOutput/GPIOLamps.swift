@@ -57,11 +57,8 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
             minimumInterval: minimumSwitchInterval)
         chipDescription = chipName
         period = 1 / pwmFrequency
-        DedicatedThread.start(named: "lightorgan pwm") { [self] in
-            // Steady duty cycles beside other work, where allowed (the service's Nice= does it too).
-            DedicatedThread.setNice()
-            runPWM()
-        }
+        // Steady duty cycles beside other work, where allowed (the service's Nice= does it too).
+        DedicatedThread.start(named: "lightorgan pwm", timeKeeping: true) { [self] in runPWM() }
     }
 
     public func show(_ frame: LevelFrame) {

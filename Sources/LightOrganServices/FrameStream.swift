@@ -96,11 +96,7 @@ public enum FrameStream {
         named name: String, into delivery: Delivery, _ body: @escaping @Sendable (Gate) -> Void
     ) -> @Sendable () -> Void {
         let gate = Gate(delivery)
-        DedicatedThread.start(named: name) {
-            // Audio read and frames sent on time on a busy machine, where allowed (see setNice).
-            DedicatedThread.setNice()
-            body(gate)
-        }
+        DedicatedThread.start(named: name, timeKeeping: true) { body(gate) }
         return { gate.finish(nil) }
     }
 

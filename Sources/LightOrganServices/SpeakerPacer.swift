@@ -34,10 +34,7 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Starts the pacer thread.
     func start() {
-        DedicatedThread.start(named: "lightorgan pacer") { [self] in
-            DedicatedThread.setNice()
-            run()
-        }
+        DedicatedThread.start(named: "lightorgan pacer", timeKeeping: true) { [self] in run() }
     }
 
     /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.

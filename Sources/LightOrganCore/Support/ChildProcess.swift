@@ -37,11 +37,7 @@ public final class ChildProcess: Sendable {
     /// Gives the child nice `value` (see ``DedicatedThread/setNice(_:)``); false when not allowed.
     @discardableResult
     public func setNice(_ value: CInt) -> Bool {
-        #if os(Linux)
-        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(processIdentifier), value) == 0
-        #else
-        return setpriority(PRIO_PROCESS, id_t(processIdentifier), value) == 0
-        #endif
+        DedicatedThread.setNice(value, of: id_t(processIdentifier))
     }
     /// The read end of the child's standard output; closed when this object goes.
     public let outputDescriptor: Int32

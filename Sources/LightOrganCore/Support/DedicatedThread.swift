@@ -11,9 +11,10 @@ import Darwin
 /// `Thread` pulls in the whole of Foundation and ICU's data: 11 MB more in the Pi's package).
 public enum DedicatedThread {
     /// Starts `body` on a new detached thread named `name` (as `top -H` and `ps -L` show it; the
-    /// kernel keeps its first 15 bytes).
-    public static func start(named name: String, _ body: @escaping @Sendable () -> Void) {
-        let context = Unmanaged.passRetained(Launch(name: name, body: body)).toOpaque()
+    /// kernel keeps its first 15 bytes). A `timeKeeping` thread (audio read, frames paced, PWM) first
+    /// asks for ``timeKeepingNice`` (see ``setNice(_:)``).
+    public static func start(named name: String, timeKeeping: Bool = false, _ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(Launch(name: name, timeKeeping: timeKeeping, body: body)).toOpaque()
         #if canImport(Glibc)
         var thread = pthread_t()
         #else
@@ -49,11 +50,16 @@ public enum DedicatedThread {
     /// thread keeps the process's value. Threads and processes it starts inherit it.
     @discardableResult
     public static func setNice(_ value: CInt = timeKeepingNice) -> Bool {
-        #if os(Linux)
         // Linux keeps a nice value per thread: PRIO_PROCESS with 0 is the calling thread alone.
-        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value) == 0
+        setNice(value, of: 0)
+    }
+
+    /// Gives thread or process `id` (0: the calling thread) nice `value`; false when not allowed.
+    static func setNice(_ value: CInt, of id: id_t) -> Bool {
+        #if os(Linux)
+        return setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id, value) == 0
         #else
-        return setpriority(PRIO_PROCESS, 0, value) == 0
+        return setpriority(PRIO_PROCESS, id, value) == 0
         #endif
     }
 
@@ -68,10 +74,12 @@ public enum DedicatedThread {
     /// What a new thread runs: its name, then its body.
     private final class Launch: Sendable {
         let name: String
+        let timeKeeping: Bool
         let body: @Sendable () -> Void
 
-        init(name: String, body: @escaping @Sendable () -> Void) {
+        init(name: String, timeKeeping: Bool, body: @escaping @Sendable () -> Void) {
             self.name = name
+            self.timeKeeping = timeKeeping
             self.body = body
         }
 
@@ -87,6 +95,7 @@ public enum DedicatedThread {
             #else
             pthread_setname_np(name)
             #endif
+            if timeKeeping { DedicatedThread.setNice() }
             body()
         }
     }
