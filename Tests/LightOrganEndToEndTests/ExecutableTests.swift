@@ -316,7 +316,7 @@ struct ALSACaptureTests {
 }
 
 /// `input: auto` (the default) and `input: monitor` without a sound server. The test against a real PulseAudio daemon is
-/// scripts/test-monitor (run by scripts/test): a shell manages the daemon's processes more simply.
+/// Tests/System/test_monitor.py: a test fixture manages the daemon's processes more simply.
 @Suite("Monitor input")
 struct MonitorInputTests {
     @Test("says so and names what works when no sound server runs")

@@ -1,5 +1,6 @@
-# Sourced by scripts/build-pi and scripts/test-pi: Debian roots of our own, made once with mmdebstrap and
-# cached outside the checkout (a fresh clone on the same machine reuses them; a new machine makes them):
+# Sourced by scripts/build-pi and Tests/System/support/debian_roots.py: Debian roots of our own, made once
+# with mmdebstrap and cached outside the checkout (a fresh clone on the same machine reuses them; a new
+# machine makes them):
 #   sid-amd64-build    a Debian sid amd64 chroot with swiftlang 6.2 (only sid has Swift >= 6.2), lld and clang:
 #                      where lightorgan is compiled, natively for amd64 and cross for aarch64
 #   sid-arm64-sysroot  sid's arm64 libraries, headers and static Swift runtime, unpacked without emulation
@@ -26,18 +27,23 @@ make_root() {
     local directory=$1
     shift
     local recipe="$*"
+    mkdir -p "$cache_root"
+    # Two runs on one machine (scripts/build-pi and the system tests) take turns on each root.
+    exec {lock}>"$directory.lock"
+    flock "$lock"
     if [[ -f $directory/.lightorgan-recipe && $(cat "$directory/.lightorgan-recipe") == "$recipe" ]]; then
+        exec {lock}>&-
         return 0
     fi
     install_missing mmdebstrap
     say "making $(basename "$directory") with mmdebstrap (once; a few minutes)"
     rm -rf "$directory" "$directory.partial"
-    mkdir -p "$cache_root"
     local started=$SECONDS
     mmdebstrap --quiet "$@" "$directory.partial" "$debian_mirror" >&2
     echo "$recipe" >"$directory.partial/.lightorgan-recipe"
     mv "$directory.partial" "$directory"
     say "made $(basename "$directory") in $((SECONDS - started)) s ($(du -sh "$directory" | cut -f1))"
+    exec {lock}>&-
 }
 
 ensure_build_chroot() {

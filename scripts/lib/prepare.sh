@@ -62,3 +62,25 @@ install_music_tools() {
 
 install_missing "${build_packages[@]}"
 find_swift
+
+# The system tests' venv (also the benchmarks'): Debian's python3 with its site packages (python3-ola,
+# numpy) and the pinned PyPI packages of Tests/System/requirements.txt; one venv per version of that
+# file, made under a lock so that two runs at once never build it twice. Prints its folder.
+test_venv() {
+    local requirements=$repo_root/Tests/System/requirements.txt
+    local cache=${XDG_CACHE_HOME:-$HOME/.cache}/lightorgan
+    local venv
+    venv=$cache/venv-tests-$(sha256sum "$requirements" | cut -c1-12)
+    mkdir -p "$cache"
+    (
+        flock 9
+        if [[ ! -x $venv/bin/pytest ]]; then
+            install_missing python3 python3-venv
+            say "making the test venv $venv"
+            rm -rf "$venv"
+            /usr/bin/python3 -m venv --system-site-packages "$venv"
+            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+        fi
+    ) 9>"$cache/venv-tests.lock" >&2
+    echo "$venv"
+}

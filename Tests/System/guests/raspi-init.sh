@@ -1,9 +1,9 @@
 #!/bin/sh
-# /init of the emulated Raspberry Pi 3 (scripts/test-pi), run by busybox. It drives the packaged lightorgan
-# against the Pi's real GPIO driver (pinctrl-bcm2835) and reads the pins back from the kernel side: the
-# driver's own pin report in debugfs (GPLEV, the level register of QEMU's BCM2835 GPIO model) and, for
-# PWM timing, the kernel's gpio_value trace events with its own timestamps. Prints "PI: ..." lines for
-# scripts/test-pi to check; Linux cannot power this machine off, so the host stops QEMU after "PI: done".
+# /init of the emulated Raspberry Pi 3 (Tests/System/test_raspberry_pi.py), run by busybox. It drives the
+# packaged lightorgan against the Pi's real GPIO driver (pinctrl-bcm2835) and reads the pins back from the
+# kernel side: the driver's own pin report in debugfs (GPLEV, the level register of QEMU's BCM2835 GPIO
+# model) and, for PWM timing, the kernel's gpio_value trace events with its own timestamps. Prints "PI: ..."
+# lines for the test to judge; Linux cannot power this machine off, so the host stops QEMU after "PI: done".
 /usr/bin/busybox --install -s /usr/bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug; mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null

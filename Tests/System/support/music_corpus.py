@@ -1,14 +1,16 @@
 """The real-music corpus of the music benchmark: 30-s excerpts of freely licensed recordings that Debian ships.
 
-Usage: music_corpus.py CACHE_DIR [--sums] [TRACK...]
+Usage: music_corpus.py CACHE_DIR [--sums] [TRACK...]   (scripts/music-corpus), or `tracks(names)` from a test.
 
 Downloads the pinned Debian packages (`apt-get download package=version`) into CACHE_DIR/debs, checks
 their sha256, unpacks the one file each track needs and decodes the excerpt with sox into
 CACHE_DIR/tracks/NAME.wav (44.1 kHz, 16 bit, stereo, no dither), then checks the WAV's sha256 too.
-Tracks already built and matching their sum are kept. Prints the tracks folder as its last line.
+Tracks already built and matching their sum are kept; two runs at once take turns (a lock in CACHE_DIR).
+Prints the tracks folder as its last line.
 `--sums` prints the sums it finds instead of checking them (for adding a track).
 No audio is committed; the licences are those of the packages (see their /usr/share/doc/*/copyright).
 """
+import fcntl
 import fnmatch
 import hashlib
 import os
@@ -71,9 +73,12 @@ def sha256(path):
     return digest.hexdigest()
 
 
+class CorpusError(Exception):
+    """A track that cannot be made: what failed and what to do."""
+
+
 def fail(message):
-    print(f"music-corpus: {message}", file=sys.stderr)
-    sys.exit(1)
+    raise CorpusError(f"music-corpus: {message}")
 
 
 def package_file(debs, pinned, print_sums):
@@ -121,12 +126,8 @@ def decode(deb, member, start, effects, out):
         os.replace(temporary, out)
 
 
-def main():
-    arguments = sys.argv[1:]
-    if not arguments:
-        fail("usage: music_corpus.py CACHE_DIR [--sums] [TRACK...]")
-    cache, wanted = arguments[0], [a for a in arguments[1:] if not a.startswith("--")]
-    print_sums = "--sums" in arguments
+def build(cache, wanted=(), print_sums=False):
+    """Makes the `wanted` tracks (all when empty) in CACHE/tracks; the folder holding just them."""
     unknown = [w for w in wanted if w not in {t[0] for t in TRACKS}]
     if unknown:
         fail(f"no track named {', '.join(unknown)}; tracks: {', '.join(t[0] for t in TRACKS)}")
@@ -135,31 +136,53 @@ def main():
     os.makedirs(tracks, exist_ok=True)
     if shutil.which("sox") is None:
         fail("sox is missing: sudo apt-get install sox libsox-fmt-all")
-    for name, pinned, member, start, effects, _ in TRACKS:
-        if wanted and name not in wanted:
-            continue
-        out = os.path.join(tracks, f"{name}.wav")
-        if not print_sums and os.path.exists(out) and sha256(out) == TRACK_SUMS.get(name):
-            continue
-        deb = package_file(debs, pinned, print_sums)
-        print(f"music-corpus: decoding {name}", file=sys.stderr)
-        decode(deb, member, start, effects, out)
-        actual = sha256(out)
-        if print_sums:
-            print(f'    "{name}": "{actual}",')
-        elif actual != TRACK_SUMS.get(name):
-            fail(f"{out} decoded to sha256 {actual}, expected {TRACK_SUMS.get(name)}: "
-                 "a different sox or libvorbis than bookworm's? (the package itself matched its sum)")
-    # Only the wanted tracks in the folder the benchmark reads: a subset stays a subset.
-    if wanted:
-        subset = os.path.join(cache, "subsets", "-".join(sorted(wanted)))
-        os.makedirs(subset, exist_ok=True)
-        for name in wanted:
-            link = os.path.join(subset, f"{name}.wav")
-            if not os.path.lexists(link):
-                os.symlink(os.path.join(tracks, f"{name}.wav"), link)
-        tracks = subset
-    print(tracks)
+    with open(os.path.join(cache, "corpus.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, pinned, member, start, effects, _ in TRACKS:
+            if wanted and name not in wanted:
+                continue
+            out = os.path.join(tracks, f"{name}.wav")
+            if not print_sums and os.path.exists(out) and sha256(out) == TRACK_SUMS.get(name):
+                continue
+            deb = package_file(debs, pinned, print_sums)
+            print(f"music-corpus: decoding {name}", file=sys.stderr)
+            decode(deb, member, start, effects, out)
+            actual = sha256(out)
+            if print_sums:
+                print(f'    "{name}": "{actual}",')
+            elif actual != TRACK_SUMS.get(name):
+                fail(f"{out} decoded to sha256 {actual}, expected {TRACK_SUMS.get(name)}: "
+                     "a different sox or libvorbis than bookworm's? (the package itself matched its sum)")
+        # Only the wanted tracks in the folder the benchmark reads: a subset stays a subset.
+        if wanted:
+            subset = os.path.join(cache, "subsets", "-".join(sorted(wanted)))
+            os.makedirs(subset, exist_ok=True)
+            for name in wanted:
+                link = os.path.join(subset, f"{name}.wav")
+                if not os.path.lexists(link):
+                    os.symlink(os.path.join(tracks, f"{name}.wav"), link)
+            tracks = subset
+    return tracks
+
+
+def tracks(names=()):
+    """The folder of the `names` tracks in the suite's cache (~/.cache/lightorgan/music), made if missing."""
+    from support import caches
+    caches.install_packages(["sox", "libsox-fmt-all"])
+    return build(caches.folder("music"), list(names))
+
+
+def main():
+    arguments = sys.argv[1:]
+    if not arguments:
+        print("usage: music_corpus.py CACHE_DIR [--sums] [TRACK...]", file=sys.stderr)
+        sys.exit(2)
+    try:
+        folder = build(arguments[0], [a for a in arguments[1:] if not a.startswith("--")], "--sums" in arguments)
+    except CorpusError as error:
+        print(error, file=sys.stderr)
+        sys.exit(1)
+    print(folder)
 
 
 if __name__ == "__main__":

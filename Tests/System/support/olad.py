@@ -1,15 +1,14 @@
 """A real OLA daemon (olad 0.10.9, Debian `ola`, `ola-python`) receiving sACN and Art-Net in tests.
 
-Usage, from a test script that already runs as root in a private network namespace with only
-`lo` (re-executed under `unshare --net --mount` like scripts/test-discovery):
+Usage, from a test already in a private network namespace with only `lo` (the `netns` fixture, or
+`support.namespaces.private_network()`); the `olad` fixture of test_lighting.py does this:
 
-    from ola_fixture import Olad
-    olad = Olad(work())                        # sACN 1 and 2, Art-Net port-addresses 1 and 2
+    olad = Olad(work_dir)                      # sACN 1 and 2, Art-Net port-addresses 1 and 2
     recorder = olad.recorder(channels=3)       # registered with olad when this returns
     ... send to olad.address (10.77.0.2), or sACN multicast 239.255.0.U, or Art-Net broadcast ...
     for record in recorder.records(olad.ola_universe("sacn", 1)):
         record.time, record.universe, record.values, record.counter
-    olad.stop()                                # also run at exit; children die with the test
+    olad.stop()                                # stops the recorders, olad and its namespace
 
 API
   Olad(work_dir, universes=(("sacn", 1), ("sacn", 2), ("artnet", 1), ("artnet", 2)),
@@ -27,21 +26,21 @@ API
     universe, first channel values (channel 1 first); .counter = channels 1-3 as a 24-bit number.
 
 How it is built
-  - olad's network namespace is held by a child `unshare --net sleep infinity` (no /run/netns
-    file, nothing outside the test's namespaces); olad and the recorder join it with nsenter.
-    A veth pair joins the two: test side olaveth0 10.77.0.1/24, olad side olaveth1 10.77.0.2/24,
-    lo up in both. The test side gets routes 239.255.0.0/16 (sACN multicast from a socket bound
+  - olad's network namespace is a support.namespaces.Peer: a veth pair, test side olaveth0
+    10.77.0.1/24, olad side olaveth1 10.77.0.2/24, lo up in both; olad and the recorder join it
+    with nsenter. The test side gets routes 239.255.0.0/16 (sACN multicast from a socket bound
     to 0.0.0.0) and 255.255.255.255/32 (Art-Net limited broadcast; without it: ENETUNREACH) via
     olaveth0; 10.77.0.255 (directed broadcast) needs none.
   - olad runs as the olad user (it refuses root), `-l 3 --no-http --no-register-with-dns-sd`, its
-    stderr in WORK/olad.log, config in WORK/olad-config (written afresh: olad rewrites
-    ola-port.conf and ola-universe.conf on exit). WORK gets search permission for others (o+x) so
-    the olad user reaches its config. Every other plugin's ola-NAME.conf says `enabled = false`
-    (a missing one starts enabled); readiness = the log says only E1.31 and/or ArtNet started and
-    `ola_uni_info` lists every patched universe (0.1-0.5 s here).
-  - The recorder is this file run by /usr/bin/python3 (ola-python is installed for Debian's
-    python only; a pyenv or venv python cannot import it) inside olad's namespace: OLA's Python
-    client (ClientWrapper, RegisterUniverse) writes `TIME UNIVERSE V1 … VN` per DMX callback to
+    stderr in WORK/olad.log. Its config is a folder of its own under /tmp (owned by olad, written
+    afresh: olad rewrites ola-port.conf and ola-universe.conf on exit; pytest's folders are 0700
+    root, which the olad user cannot enter), copied to WORK/olad-config when it stops.
+    Every other plugin's ola-NAME.conf says `enabled = false` (a missing one starts enabled);
+    readiness = the log says only E1.31 and/or ArtNet started and `ola_uni_info` lists every
+    patched universe (0.1-0.5 s here).
+  - The recorder is this module run by /usr/bin/python3 (`-m support.olad record …`; ola-python
+    is Debian's, installed for Debian's python) inside olad's namespace: OLA's Python client
+    (ClientWrapper, RegisterUniverse) writes `TIME UNIVERSE V1 … VN` per DMX callback to
     WORK/NAME.records, line-buffered, and touches NAME.records.ready once olad acknowledged every
     registration. Registering sends no callback of its own: the first line is the first frame.
   - Children get a parent-death signal (setpriv --pdeathsig), so a test that dies leaves no olad
@@ -89,21 +88,22 @@ Facts measured with olad 0.10.9 (raw E1.31 and ArtDmx packets from a test sender
     p99 0.7-6 ms, max 15 ms (the higher figures while other jobs ran on the machine). A recorder of
     all 512 channels beside a 3-channel one saw the same 11769 callbacks.
 """
-import atexit
 import collections
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
-from harness import veth_namespace
+from support.namespaces import Peer
 
+SUPPORT = os.path.dirname(os.path.abspath(__file__))
 OLAD_USER = "olad"
 OLAD_GROUP = "nogroup"
-# The recorder imports ola-python, which Debian installs for its own interpreter only (a pyenv or
-# venv python running the test cannot import it).
+# The recorder imports ola-python, which Debian installs for its own interpreter only (a pyenv
+# python, or a venv without system site packages, cannot import it).
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 # olad 0.10.9's plugins by config file (ola-NAME.conf); a plugin with no config file starts enabled.
@@ -143,9 +143,10 @@ def read_records(path, universe=None):
 
 
 def _interfaces():
-    """The network interfaces of this process's namespace (/proc/self/net/dev is per namespace;
-    /sys/class/net is not unless sysfs was mounted again)."""
-    with open("/proc/self/net/dev") as dev:
+    """The network interfaces of this thread's namespace (/proc/thread-self/net/dev is per
+    namespace, and the `netns` fixture moves the test's thread; /sys/class/net is not unless sysfs
+    was mounted again)."""
+    with open("/proc/thread-self/net/dev") as dev:
         return [line.split(":")[0].strip() for line in dev.readlines()[2:]]
 
 
@@ -166,11 +167,11 @@ class Olad:
         foreign = [name for name in _interfaces() if name != "lo"]
         if foreign:
             raise RuntimeError(f"Olad adds a veth pair and a multicast route: run it in a private network "
-                               f"namespace (unshare --net --mount) with only lo, not beside {foreign}")
+                               f"namespace (the netns fixture) with only lo, not beside {foreign}")
         self.work_dir = work_dir
         self.test_address = test_address
         self.address = address
-        self.test_veth, self.olad_veth = veth + "0", veth + "1"
+        self.veth, self.test_veth = veth, veth + "0"
         self.universes = {}
         sacn = [u for p, u in universes if p == "sacn"]
         artnet = [u for p, u in universes if p == "artnet"]
@@ -184,11 +185,11 @@ class Olad:
             self.universes[("sacn", u)] = u
         for u in artnet:
             self.universes[("artnet", u)] = ARTNET_BASE + u
-        self._holder = self._olad = None
-        self.config_dir = os.path.join(work_dir, "olad-config")
+        self._peer = self._olad = None
+        # pytest's folders are root's alone (0700): olad's config lives in a folder the olad user owns.
+        self.config_dir = tempfile.mkdtemp(prefix="lightorgan-olad-")
         self.log_path = os.path.join(work_dir, "olad.log")
         self._recorders = []
-        atexit.register(self.stop)
         try:
             self._make_namespace()
             self._write_config(sacn, artnet)
@@ -201,20 +202,17 @@ class Olad:
 
     def _make_namespace(self):
         # A child holds the new network namespace; olad and the recorder join it with nsenter.
-        self._holder = veth_namespace(self.test_veth, self.olad_veth, self.test_address, self.address)
+        self._peer = Peer(self.address, self.test_address, self.veth)
         _run("ip", "route", "add", "239.255.0.0/16", "dev", self.test_veth)
         _run("ip", "route", "add", "255.255.255.255/32", "dev", self.test_veth)
 
     @property
     def wrapper(self):
         """Command prefix that runs a command inside olad's network namespace."""
-        return ["nsenter", f"--net=/proc/{self._holder.pid}/ns/net"]
+        return self._peer.wrapper
 
     def _write_config(self, sacn, artnet):
-        shutil.rmtree(self.config_dir, ignore_errors=True)
-        os.makedirs(self.config_dir)
-        # olad runs as the olad user: it must reach (search) the work folder and own its config folder.
-        os.chmod(self.work_dir, os.stat(self.work_dir).st_mode | 0o001)
+        # olad runs as the olad user: it must own its config folder.
         files = {f"ola-{name}.conf": "enabled = false\n" for name in OTHER_PLUGINS}
         files["ola-e131.conf"] = (f"enabled = {'true' if sacn else 'false'}\nip = {self.address}\n"
                                   f"input_ports = {max(len(sacn), 1)}\noutput_ports = 0\n"
@@ -238,11 +236,12 @@ class Olad:
                 shutil.chown(name, OLAD_USER, OLAD_GROUP)
 
     def _start(self, timeout):
-        self._olad = subprocess.Popen(
-            [*self.wrapper, "setpriv", "--pdeathsig", "TERM", f"--reuid={OLAD_USER}",
-             f"--regid={OLAD_GROUP}", "--clear-groups",
-             "olad", "-l", "3", "-c", self.config_dir, "--no-register-with-dns-sd", "--no-http"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.log_path, "w"))
+        with open(self.log_path, "w") as log:
+            self._olad = subprocess.Popen(
+                [*self.wrapper, "setpriv", "--pdeathsig", "TERM", f"--reuid={OLAD_USER}",
+                 f"--regid={OLAD_GROUP}", "--clear-groups",
+                 "olad", "-l", "3", "-c", self.config_dir, "--no-register-with-dns-sd", "--no-http"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
         deadline = time.monotonic() + timeout
         while not self._ready():
             if self._olad.poll() is not None:
@@ -291,22 +290,28 @@ class Olad:
         return self._olad is not None and self._olad.poll() is None
 
     def stop(self):
-        """Stops the recorders and olad and removes the namespace (veth pair and route go with it)."""
+        """Stops the recorders and olad and removes the namespace (veth pair and routes go with it);
+        olad's config, as olad left it, goes to WORK/olad-config. Safe to call twice."""
         for recorder in self._recorders:
             recorder.stop()
         self._recorders = []
-        for process in (self._olad, self._holder):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+        if self._olad is not None and self._olad.poll() is None:
+            self._olad.terminate()
+            try:
+                self._olad.wait(5)
+            except subprocess.TimeoutExpired:
+                self._olad.kill()
+                self._olad.wait()
         self._olad = None
-        if self._holder is not None:
-            self._holder = None
+        if self._peer is not None:
+            self._peer.close()
+            self._peer = None
+            # The namespace goes away in the background: its veth pair at once.
             subprocess.run(["ip", "link", "delete", self.test_veth], capture_output=True)
+        if self.config_dir is not None and os.path.isdir(self.config_dir):
+            shutil.copytree(self.config_dir, os.path.join(self.work_dir, "olad-config"), dirs_exist_ok=True)
+            shutil.rmtree(self.config_dir, ignore_errors=True)
+        self.config_dir = None
 
     def __enter__(self):
         return self
@@ -327,10 +332,11 @@ class Recorder:
             if os.path.exists(stale):
                 os.remove(stale)
         self.err_path = path + ".err"
-        self.process = subprocess.Popen(
-            [*olad.wrapper, "setpriv", "--pdeathsig", "TERM", SYSTEM_PYTHON, os.path.abspath(__file__),
-             "record", path, str(channels or 0), *map(str, self.universes)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(self.err_path, "w"))
+        with open(self.err_path, "w") as err:
+            self.process = subprocess.Popen(
+                [*olad.wrapper, "setpriv", "--pdeathsig", "TERM", SYSTEM_PYTHON, "-m", "support.olad",
+                 "record", path, str(channels or 0), *map(str, self.universes)],
+                cwd=os.path.dirname(SUPPORT), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
 
     def wait_ready(self, timeout=10):
         """Waits until the recorder has registered for every universe with olad."""

@@ -21,55 +21,12 @@ untested, so a disagreement with it is a lead to check against the DDP spec
   mean 0x0B (RGB, 8 bits a channel) and WLED reads only the type bits. `reference_packets` takes
   the byte to send, so a comparison can be about the layout.
 
-Install (once; CI runs as root with PyPI reachable; the system python stays untouched):
-
-    python3 -m venv ~/.cache/lightorgan/venv-ddp
-    ~/.cache/lightorgan/venv-ddp/bin/python -m pip install python-led-ddp==1.0.1
-
-(or `install()` below). Importing this module finds the package in the running interpreter or in
-that venv (LIGHTORGAN_DDP_VENV overrides the path); the package is pure Python, so any Python 3.11
-can load it from the venv's site-packages.
+Pinned in Tests/System/requirements.txt: the suite's venv has it.
 """
 import asyncio
-import glob
-import os
 import socket
-import subprocess
-import sys
 
-VERSION = "1.0.1"
-VENV = os.environ.get("LIGHTORGAN_DDP_VENV", os.path.expanduser("~/.cache/lightorgan/venv-ddp"))
-
-
-def install(python="python3"):
-    """Makes the venv and installs python-led-ddp into it (the commands in the module doc)."""
-    if not os.path.exists(os.path.join(VENV, "bin", "python")):
-        subprocess.run([python, "-m", "venv", VENV], check=True)
-    subprocess.run([os.path.join(VENV, "bin", "python"), "-m", "pip", "install", "--quiet",
-                    f"python-led-ddp=={VERSION}"], check=True)
-
-
-def _import():
-    try:
-        import ddp
-        if hasattr(ddp, "Packet") and hasattr(ddp, "DDPConnection"):
-            return ddp
-    except ImportError:
-        pass
-    for folder in glob.glob(os.path.join(VENV, "lib", "python3*", "site-packages")):
-        if folder not in sys.path:
-            sys.path.append(folder)
-    sys.modules.pop("ddp", None)
-    try:
-        import ddp
-    except ImportError as error:
-        raise ImportError(f"python-led-ddp is not installed: run ddp_reference.install() or "
-                          f"python3 -m venv {VENV} && {VENV}/bin/python -m pip install "
-                          f"python-led-ddp=={VERSION}") from error
-    return ddp
-
-
-ddp = _import()
+import ddp
 
 
 def parse(packet: bytes) -> dict:

@@ -1,0 +1,232 @@
+"""Fixtures shared by the system tests.
+
+- The built executables: `lightorgan` (debug), `lightorgan_release` (as a Pi runs it, static Swift
+  runtime), `lightorgan_gpiod2` (built against libgpiod 2 in a private prefix), and
+  `repository`. Each is built when missing (a no-op after `scripts/test`, which builds them first).
+- `spawn(name, *arguments)` runs the executable (or `spawn.command(name, [...])` anything else),
+  its output in the test's folder; every process is stopped when the test ends, whatever happened.
+- `check(name, ok, detail)`: a named check that does not stop the test; the test fails at its end
+  listing every failed check. `figure(text)` records a measured figure for the run's summary.
+- `netns`: the test runs in a network namespace of its own (lo only): its ports, veth pairs and
+  addresses are its alone.
+- Everything from the network is fetched before the first test: the Debian packages each selected
+  marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
+  Debian roots, the kernel's source).
+"""
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import caches  # noqa: E402
+from support.namespaces import private_network  # noqa: E402
+from support.processes import Process  # noqa: E402
+
+REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RELEASE = ["-c", "release", "--static-swift-stdlib"]
+
+# Debian packages by marker (and for every test): installed before the first test runs.
+PACKAGES = {
+    None: ["iproute2", "util-linux", "python3-numpy"],
+    "sound": ["pulseaudio", "pulseaudio-utils", "pipewire", "pipewire-pulse", "wireplumber", "dbus", "sox"],
+    "browser": ["chromium", "chromium-driver"],
+    "lighting": ["ola", "ola-python"],
+    "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
+    "vm": ["linux-image-amd64", "linux-headers-amd64", "build-essential", "qemu-system-x86", "busybox-static",
+           "cpio", "kmod", "alsa-utils", "xz-utils"],
+    "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",
+           "binutils"],
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--pi-package", default=None,
+                     help="the arm64 .deb to test (default: built by scripts/build-pi arm64 when needed)")
+
+
+# -- what a run needs from the network, first ----------------------------------------------------
+
+def pytest_collection_modifyitems(session, config, items):
+    config.stash[_selected] = list(items)
+
+
+_selected = pytest.StashKey()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fetched_up_front(request):
+    """Installs the Debian packages of every selected test's markers and runs each selected module's
+    `fetch_up_front()`, before any test enters a namespace without a network."""
+    items = request.config.stash.get(_selected, [])
+    packages = list(PACKAGES[None])
+    for item in items:
+        for marker in item.iter_markers():
+            packages += PACKAGES.get(marker.name, [])
+    with caches.locked("apt"):
+        caches.install_packages(dict.fromkeys(packages))
+    seen = set()
+    for item in items:
+        module = item.module
+        if module not in seen and hasattr(module, "fetch_up_front"):
+            seen.add(module)
+            # fetch_up_front(request) may ask for session fixtures (the package it fetches for).
+            fetch = module.fetch_up_front
+            fetch(request) if inspect.signature(fetch).parameters else fetch()
+
+
+# -- the executables -----------------------------------------------------------------------------
+
+def _swift(*arguments, env=None):
+    swift = "swift"
+    if subprocess.run(["sh", "-c", "command -v swift"], capture_output=True).returncode != 0:
+        swift = "/opt/swift/usr/bin/swift"
+    return subprocess.run([swift, *arguments], cwd=REPOSITORY, check=True, capture_output=True, text=True,
+                          env=None if env is None else {**os.environ, **env}).stdout.strip()
+
+
+def _built(configuration, *arguments, scratch=".build", env=None):
+    """The executable of `configuration` (debug, release) in `scratch`: as built (scripts/test builds
+    everything first), else built now."""
+    path = os.path.join(REPOSITORY, scratch, configuration, "lightorgan")
+    if not os.path.exists(path):
+        _swift("build", *arguments, "--scratch-path", scratch, "--product", "lightorgan", env=env)
+    return path
+
+
+@pytest.fixture(scope="session")
+def repository():
+    """The repository's root folder."""
+    return REPOSITORY
+
+
+@pytest.fixture(scope="session")
+def lightorgan():
+    """The debug build of the executable."""
+    return _built("debug")
+
+
+@pytest.fixture(scope="session")
+def lightorgan_release():
+    """The release build, as a Pi runs it (the Swift runtime linked in)."""
+    return _built("release", *RELEASE)
+
+
+@pytest.fixture(scope="session")
+def libgpiod2_prefix():
+    """libgpiod 2 (trixie's API) from bookworm-backports in a private prefix (scripts/lib/libgpiod2.sh)."""
+    return subprocess.run(["bash", "scripts/lib/libgpiod2.sh", ".build-gpiod2-prefix"], cwd=REPOSITORY, check=True,
+                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def lightorgan_gpiod2(libgpiod2_prefix):
+    """The release build against libgpiod 2; run it with LD_LIBRARY_PATH at `libgpiod2_prefix`'s library."""
+    return _built("release", *RELEASE, scratch=".build-gpiod2",
+                  env={"PKG_CONFIG_PATH": f"{libgpiod2_prefix}/usr/lib/pkgconfig-lightorgan"})
+
+
+@pytest.fixture(scope="session")
+def pi_package(request):
+    """The arm64 Debian package: --pi-package, else built by scripts/build-pi arm64 (minutes)."""
+    given = request.config.getoption("--pi-package")
+    if given:
+        return os.path.abspath(given)
+    output = subprocess.run(["bash", "scripts/build-pi", "arm64"], cwd=REPOSITORY, check=True, capture_output=True,
+                            text=True).stdout
+    return output.strip().splitlines()[-1]
+
+
+# -- processes, checks, figures ------------------------------------------------------------------
+
+class Spawner:
+    """Starts processes in the test's folder and stops them all at the end of the test."""
+
+    def __init__(self, folder, executable):
+        self.folder, self.executable, self.processes = folder, executable, []
+
+    def __call__(self, name, *arguments, wrapper=(), env=None, binary=None, stdin=None):
+        """`lightorgan ARGUMENTS` (or `binary ARGUMENTS`) as a Process named `name`."""
+        return self.command(name, [binary or self.executable, *arguments], wrapper=wrapper, env=env, stdin=stdin)
+
+    def command(self, name, command, wrapper=(), env=None, stdin=None):
+        process = Process(self.folder, name, [str(part) for part in command], wrapper=wrapper, env=env, stdin=stdin)
+        self.processes.append(process)
+        return process
+
+    def stop_all(self):
+        for process in reversed(self.processes):
+            process.stop(timeout=3)
+
+
+@pytest.fixture
+def spawn(lightorgan, tmp_path):
+    spawner = Spawner(str(tmp_path), lightorgan)
+    yield spawner
+    spawner.stop_all()
+
+
+class Checks:
+    """Named checks of one test: each printed as it is made; the test fails at its end when one failed."""
+
+    def __init__(self):
+        self.results = []
+
+    def __call__(self, name, ok, detail=""):
+        ok = bool(ok)
+        self.results.append((name, ok, detail))
+        print(f"{'✔' if ok else '✘'} {name}" + (f" ({detail})" if detail else ""), flush=True)
+        return ok
+
+    @property
+    def failed(self):
+        return [(name, detail) for name, ok, detail in self.results if not ok]
+
+
+@pytest.fixture
+def check():
+    return Checks()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield
+    checks = item.funcargs.get("check") if hasattr(item, "funcargs") else None
+    if checks is not None and checks.failed:
+        lines = "\n".join(f"✘ {name} ({detail})" for name, detail in checks.failed)
+        raise AssertionError(f"{len(checks.failed)} of {len(checks.results)} checks failed:\n{lines}")
+    return result
+
+
+_figures = pytest.StashKey()
+
+
+@pytest.fixture
+def figure(request):
+    """figure(text): a measured figure, printed now and again in the run's summary."""
+    figures = request.config.stash.setdefault(_figures, [])
+
+    def record(text):
+        print(f"figure: {text}", flush=True)
+        figures.append(f"{request.node.name}: {text}")
+    return record
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    figures = config.stash.get(_figures, [])
+    if figures:
+        terminalreporter.section("figures")
+        for line in figures:
+            terminalreporter.write_line(line)
+
+
+# -- namespaces ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def netns():
+    """The test in a network namespace of its own (lo only), and back in the machine's after it."""
+    with private_network() as holder:
+        yield holder
+

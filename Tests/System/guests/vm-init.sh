@@ -1,0 +1,162 @@
+#!/bin/sh
+# /init of the throw-away QEMU guest of Tests/System/test_kernel_devices.py (support/kernel_vm.py builds
+# the initramfs: busybox, the kernel's snd-aloop and gpio-sim modules, /bin/lightorgan with its
+# libraries, /bin/gpio-trace, a 1 kHz tone in /tmp/tone.raw). It says what it sees in "VM: ..." lines on
+# the console; the host judges them. Then it powers the guest off.
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for module in $(cat /lib/modules/order); do insmod "/lib/modules/$module" || echo "VM: insmod $module failed"; done
+ip link set lo up
+export HOME=/tmp
+# Steady tones check capture, transport and GPIO: the level response shows a steady tone as a steady
+# lamp (the default dance response flashes its onset, then goes dark).
+export LIGHTORGAN_ANALYSIS_RESPONSE=level
+echo "VM: cards: $(cat /proc/asound/cards | head -1)"
+cd /tmp
+# A watcher on each vCPU notes when the busy host did not run it (see gpio-trace.c): the host judges the
+# frame rate and the lit bands where nothing stalled.
+/bin/gpio-trace watch 0 6 alsa-cpu0 >/tmp/alsa-cpu0.txt &
+w0=$!
+/bin/gpio-trace watch 1 6 alsa-cpu1 >/tmp/alsa-cpu1.txt &
+w1=$!
+/bin/lightorgan receive --bind 127.0.0.1 --port 8181 --output stdout --quiet >/tmp/frames.txt 2>/tmp/receive.log &
+receiver=$!
+sleep 1
+/bin/aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /tmp/tone.raw &
+player=$!
+sleep 0.5
+/bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --port 8181 2>/tmp/send.log &
+sender=$!
+sleep 1
+# The stdout receiver's cost here, to compare with the GPIO receiver's below and with the native figure
+# of scripts/bench-link (under TCG emulation CPU time is inflated; this gives the factor).
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
+sleep 2
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
+echo "VM: stdout receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
+kill -TERM $sender; sleep 0.5; kill -TERM $receiver $player; sleep 0.5
+echo "VM: send log: $(grep -o 'input: .*' /tmp/send.log | head -1)"
+echo "VM: send overruns $(grep -c 'capture overrun' /tmp/send.log)"
+echo "VM: frames $(wc -l </tmp/frames.txt)"
+echo "VM: last $(tail -n 1 /tmp/frames.txt)"
+echo "VM: frame list $(awk '{ printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' /tmp/frames.txt)"
+wait $w0 $w1
+cat /tmp/alsa-cpu0.txt /tmp/alsa-cpu1.txt
+/bin/arecord -q -D hw:Loopback,1,0 -t raw -f S16_LE -r 48000 -c 2 /dev/null &
+recorder=$!
+sleep 0.5
+/bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --quiet 2>/tmp/busy.log
+echo "VM: busy status $? $(cat /tmp/busy.log)"
+kill -TERM $recorder
+
+# GPIO through a real kernel chip: gpio-sim
+mount -t configfs none /sys/kernel/config
+sim=/sys/kernel/config/gpio-sim/lightorgan
+mkdir $sim $sim/bank0
+echo 32 >$sim/bank0/num_lines
+echo lightorgan-sim >$sim/bank0/label
+echo 1 >$sim/live
+base=/sys/devices/platform/$(cat $sim/dev_name)/$(cat $sim/bank0/chip_name)
+echo "VM: gpio chip $(cat $sim/bank0/chip_name) at $base"
+lines() { read a <$base/sim_gpio5/value; read b <$base/sim_gpio6/value; read c <$base/sim_gpio13/value; echo "$a $b $c"; }
+trace() {  # $1 seconds, $2 name: "VM: trace $2 ..." and "VM: stalls $2-cpuN ..." (see gpio-trace.c)
+    /bin/gpio-trace watch 0 $(($1 + 1)) $2-cpu0 >/tmp/$2-cpu0.txt &
+    w0=$!
+    /bin/gpio-trace watch 1 $(($1 + 1)) $2-cpu1 >/tmp/$2-cpu1.txt &
+    w1=$!
+    /bin/gpio-trace lines $base $1 $2 >/tmp/$2.txt
+    wait $w0 $w1
+    cat /tmp/$2.txt /tmp/$2-cpu0.txt /tmp/$2-cpu1.txt
+}
+/bin/lightorgan receive --bind 127.0.0.1 --port 8182 --output gpio --chip lightorgan-sim 2>/tmp/gpio.log &
+receiver=$!
+sleep 1
+echo "VM: gpio lines at start $(lines)"
+cat /tmp/tone.raw /tmp/tone.raw /tmp/tone.raw | /bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8182 --quiet &
+sender=$!
+sleep 1.5
+# The lines from the kernel side for 6 s while the tone plays, by gpio-trace at nice 19 (the test's own
+# load must not starve the receiver's PWM thread), with a watcher on each vCPU: a guest starved by a busy
+# host (TCG) stalls, and the host judges the PWM only over periods where nothing stalled.
+trace 6 duty
+echo "VM: gpio receiver log: $(grep -v '^$' /tmp/gpio.log | tail -3 | tr '\n' '|')"
+# Receiver cost while driving 3 lines at 100 frames/s (under emulation: CPU time is inflated): the demo
+# groove lights all three bands at changing levels, the PWM's worst case (up to 4 writes a period).
+kill -TERM $sender; sleep 0.3
+/bin/lightorgan send --host 127.0.0.1 --input demo --port 8182 --quiet &
+sender=$!
+sleep 1.5
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
+sleep 3
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
+echo "VM: gpio receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1 rss $(grep VmRSS /proc/$receiver/status) $(grep Private_Dirty /proc/$receiver/smaps_rollup)"
+# A sender that freezes (connection open, no frames): lamps off within receiver.timeout (1 s).
+kill -STOP $sender; sleep 1.6
+echo "VM: gpio lines after a frozen sender $(lines)"
+kill -KILL $sender; sleep 0.3
+echo "VM: gpio lines after the sender stopped $(lines)"
+# Dark lamps, no sender: the PWM thread sleeps until the duties change (no 200 Hz wake-ups).
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
+sleep 2
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
+echo "VM: gpio idle receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
+/bin/lightorgan receive --output gpio --chip nosuchchip --port 8183 --quiet 2>/tmp/missing.log
+echo "VM: gpio missing chip $? $(cat /tmp/missing.log)"
+/bin/lightorgan receive --output gpio --chip lightorgan-sim --port 8184 --quiet 2>/tmp/busy.log
+echo "VM: gpio busy line $? $(cat /tmp/busy.log)"
+/bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8182 --quiet </tmp/tone.raw &
+sender=$!
+sleep 1.5
+echo "VM: gpio lines while lit $(lines)"
+kill -TERM $receiver; sleep 0.7
+echo "VM: gpio lines after SIGTERM $(lines)"
+kill -TERM $sender
+echo "VM: gpio receiver $(grep -o 'GPIO: .*' /tmp/gpio.log | head -n 1)"
+LIGHTORGAN_RECEIVER_MODE=onoff /bin/lightorgan receive --bind 127.0.0.1 --port 8185 --output gpio --chip lightorgan-sim --quiet &
+receiver=$!
+sleep 1
+# 18 s of tone: the trace must end before the tone does (its end turns the lamps off, as it should).
+cat /tmp/tone.raw /tmp/tone.raw /tmp/tone.raw | /bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8185 --quiet &
+sender=$!
+sleep 1.5
+trace 4 onoff
+kill -TERM $sender $receiver; sleep 0.7
+echo "VM: gpio lines after onoff $(lines)"
+# onoff hysteresis from the kernel side: bass levels 200, 110, 90, 110, 130 (threshold 128, hysteresis 32)
+# must give on, still on, off, still off, on; raw frames as a 2016 client would send them. Each step is
+# sent every 50 ms until the mid line, a marker that flips between 255 and 0 from step to step, shows the
+# step was applied; then the lines are read again (the bass line is read before the mid line). Order, not
+# timing: a busy emulator only makes it slower. A guest the host stalls for more than a second between two
+# frames would let receiver.timeout turn the lamps off (and so forget the hysteresis' state): 30 s here.
+LIGHTORGAN_RECEIVER_MODE=onoff /bin/lightorgan receive --bind 127.0.0.1 --port 8186 --output gpio --chip lightorgan-sim --timeout 30 --quiet &
+receiver=$!
+sleep 1
+mkfifo /tmp/feed
+nc 127.0.0.1 8186 </tmp/feed &
+feeder=$!
+exec 3>/tmp/feed
+hold() {  # $1: the frame (printf escapes), $2: the mid line once it is applied
+    tries=0
+    while [ $tries -lt 200 ]; do
+        printf "$1" >&3; sleep 0.05
+        set -- "$1" "$2" $(lines)
+        if [ "$4" = "$2" ]; then lines; return; fi
+        tries=$((tries + 1))
+    done
+    echo "never applied"
+}
+s1=$(hold '\310\377\000' 1); s2=$(hold '\156\000\000' 0); s3=$(hold '\132\377\000' 1); s4=$(hold '\156\000\000' 0)
+s5=$(hold '\202\377\000' 1)
+exec 3>&-
+echo "VM: onoff hysteresis $s1|$s2|$s3|$s4|$s5"
+kill $feeder 2>/dev/null
+sleep 0.5; kill -TERM $receiver; sleep 0.5
+/bin/lightorgan test-leds --chip lightorgan-sim --step 0.4 --quiet >/tmp/leds.txt 2>&1 &
+previous=""; states=""; i=0
+while [ $i -lt 40 ]; do
+    state="$(lines)"; [ "$state" != "$previous" ] && states="$states|$state"; previous=$state; sleep 0.08; i=$((i + 1))
+done
+echo "VM: test-leds states $states"
+echo "VM: test-leds after $(lines) said $(head -n 1 /tmp/leds.txt | tr -d '\n') / $(tail -n 1 /tmp/leds.txt)"
+echo "VM: done"
+sync
+poweroff -f

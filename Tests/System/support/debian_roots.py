@@ -1,0 +1,94 @@
+"""Debian arm64 roots for the package's tests, and commands run in them through qemu-user.
+
+The roots themselves are made once with mmdebstrap and cached in ~/.cache/lightorgan by
+scripts/lib/debian-roots.sh (scripts/build-pi makes its build roots with the same library); this module
+calls its functions, under the cache's lock:
+  bookworm-arm64, trixie-arm64   plain Debian arm64 roots (minbase, made through qemu-user) where the
+                                 package is installed with apt, as on Raspberry Pi OS bookworm and trixie
+  sid-arm64-sysroot              sid's arm64 libraries, unpacked without emulation: the cross build links
+                                 against it; the Pi's kernel, device trees and busybox come from it too
+Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives),
+fetched before the tests (`fetch_depends`): the package is then installed in a root without a network.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+
+from support import caches
+
+REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SUITES = ("bookworm", "trixie")
+
+
+def _library(call):
+    """Runs `call` (bash) with scripts/lib/debian-roots.sh sourced (it takes each root's lock); its last line."""
+    script = f"source scripts/lib/prepare.sh; source scripts/lib/debian-roots.sh; {call}"
+    result = subprocess.run(["bash", "-c", script], cwd=REPOSITORY, stdout=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"scripts/lib/debian-roots.sh: `{call}` failed (status {result.returncode})")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def arm64_root(suite):
+    """The cached plain Debian arm64 root of `suite` (made when missing: minutes), qemu-user enabled."""
+    return _library(f'ensure_arm64_root {shlex.quote(suite)}; ensure_arm64_binfmt; echo "$cache_root/{suite}-arm64"')
+
+
+def arm64_sysroot():
+    """sid's arm64 sysroot (made by scripts/build-pi; made here when missing)."""
+    return _library('ensure_arm64_sysroot; echo "$arm64_sysroot"')
+
+
+def in_root(root, command, network=False, timeout=None):
+    """Runs `command` (a list) chrooted in `root`, with /proc and /dev, in a private mount namespace (the
+    mounts vanish when it ends, even when it fails) and, unless `network`, a network namespace with only lo.
+    Returns the CompletedProcess, stdout and stderr together as text."""
+    setup = f"mount -t proc proc {shlex.quote(root)}/proc; mount --rbind /dev {shlex.quote(root)}/dev;"
+    if not network:
+        setup += " ip link set lo up;"
+    inside = " ".join(shlex.quote(part) for part in command)
+    chroot = (f"exec chroot {shlex.quote(root)} /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "
+              f"LANG=C.UTF-8 {inside}")
+    unshare = ["unshare", "--mount", "--propagation", "private", *([] if network else ["--net"])]
+    return subprocess.run([*unshare, "--", "bash", "-c", f"set -e; {setup} {chroot}"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+
+
+def _apt_cache(suite):
+    return caches.folder("apt", suite, "lists"), caches.folder("apt", suite, "archives")
+
+
+def copy_root(suite, root, destination, deb=None):
+    """A throw-away copy of the cached `root` at `destination`, with the suite's cached apt lists and .debs
+    (and `deb` in its /tmp)."""
+    with caches.locked(f"apt-{suite}-arm64"):
+        _copy_root(suite, root, destination, deb)
+
+
+def _copy_root(suite, root, destination, deb):
+    subprocess.run(["cp", "-a", root, destination], check=True)
+    lists, archives = _apt_cache(suite)
+    subprocess.run(["cp", "-a", f"{lists}/.", f"{destination}/var/lib/apt/lists/"], check=True)
+    subprocess.run(["cp", "-a", f"{archives}/.", f"{destination}/var/cache/apt/archives/"], check=True)
+    if deb:
+        shutil.copy(deb, os.path.join(destination, "tmp"))
+
+
+def fetch_depends(suite, root, deb):
+    """The package lists and the .debs that `apt install ./DEB` needs in `suite`'s root, into the cache:
+    the lists from the last run first; when a dependency's version has left the archive since, anew."""
+    lists, archives = _apt_cache(suite)
+    with caches.locked(f"apt-{suite}-arm64"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
+        copy = os.path.join(work, "root")
+        _copy_root(suite, root, copy, deb)
+        shutil.copy("/etc/resolv.conf", os.path.join(copy, "etc", "resolv.conf"))
+        name = f"/tmp/{os.path.basename(deb)}"
+        download = f"apt-get install -y -q --download-only --no-install-recommends {shlex.quote(name)}"
+        result = in_root(copy, ["bash", "-c", f"{download} || {{ apt-get update -q && {download}; }}"],
+                         network=True, timeout=1200)
+        if result.returncode != 0:
+            raise RuntimeError(f"{suite}: fetching the package's Depends failed:\n{result.stdout[-2000:]}")
+        subprocess.run(["cp", "-a", f"{copy}/var/lib/apt/lists/.", f"{lists}/"], check=True)
+        subprocess.run(["cp", "-a", f"{copy}/var/cache/apt/archives/.", f"{archives}/"], check=True)

@@ -1,0 +1,161 @@
+"""Processes of the built lightorgan (and the tools beside it) whose output the tests read.
+
+A `Process` writes its stdout and stderr to files in the test's folder. Receivers run with
+`--output stdout` (one line `<CLOCK_MONOTONIC s> bass mid treble` per applied frame) and senders with
+`--pattern counter` (one line `<CLOCK_MONOTONIC s> n` per frame made; frame n carries n in its three
+bytes), so a frame's age is the receiver's time minus the sender's time for the same counter: both
+read the same clock, in every network namespace.
+"""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+class Process:
+    """A child process whose stdout and stderr go to `folder/name.out` and `folder/name.err`.
+
+    `wrapper` runs it through another command (`nsenter …`), `env` adds variables. The `spawn`
+    fixture makes these and stops every one of them when its test ends, passed or failed."""
+
+    def __init__(self, folder, name, command, wrapper=(), env=None, stdin=None):
+        self.name = name
+        self.out_path = os.path.join(folder, f"{name}.out")
+        self.err_path = os.path.join(folder, f"{name}.err")
+        self.started = time.monotonic()
+        environment = None if env is None else {**os.environ, **env}
+        with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
+            self.process = subprocess.Popen([*wrapper, *command], stdout=out, stderr=err, env=environment,
+                                            stdin=stdin if stdin is not None else subprocess.DEVNULL)
+        self.pid = self.process.pid
+
+    def lines(self):
+        """stdout's complete lines, each split into fields."""
+        with open(self.out_path) as file:
+            return [line.split() for line in file if line.endswith("\n")]
+
+    def output(self):
+        with open(self.out_path) as file:
+            return file.read()
+
+    def log(self):
+        """Everything it wrote to stderr so far (lightorgan's log)."""
+        with open(self.err_path, errors="replace") as file:
+            return file.read()
+
+    def signal(self, number):
+        if self.process.poll() is None:
+            self.process.send_signal(number)
+
+    def wait(self, timeout=None):
+        return self.process.wait(timeout)
+
+    def stop(self, timeout=5):
+        """SIGTERM (after SIGCONT, in case it was stopped), SIGKILL after `timeout` s; the exit status."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def rss_kib(self):
+        with open(f"/proc/{self.pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port nobody listens on right now, in this network namespace."""
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def wait_for(condition, timeout):
+    """Polls `condition` every 10 ms for up to `timeout` s; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def applied(receiver_process):
+    """[(time, counter)] of a `--output stdout` receiver's applied frames, all-off frames left out."""
+    frames = []
+    for fields in receiver_process.lines():
+        if len(fields) == 4:
+            counter = int(fields[1]) << 16 | int(fields[2]) << 8 | int(fields[3])
+            if counter:
+                frames.append((float(fields[0]), counter))
+    return frames
+
+
+def made(sender_process):
+    """{counter: time made} of a `--pattern counter` sender."""
+    return {int(fields[1]): float(fields[0]) for fields in sender_process.lines() if len(fields) == 2}
+
+
+def ages_ms(receiver_process, sender_process, since=0.0):
+    """[(time applied, age ms)] of every counter frame the receiver applied at or after `since`."""
+    sent = made(sender_process)
+    return [(at, (at - sent[n]) * 1000) for at, n in applied(receiver_process) if n in sent and at >= since]
+
+
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def cpu_seconds(pid):
+    """CPU time, user + system, of every thread the process has had, seconds (10 ms resolution)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_seconds(pid):
+    """Time on a CPU, seconds, summed over the process's live threads, to the nanosecond (the
+    scheduler's own count, /proc/PID/task/*/schedstat). Unlike the tick-sampled user + system time
+    of /proc/PID/stat, it sees a process that wakes briefly between ticks."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as schedstat:
+                total += int(schedstat.read().split()[0])
+        except FileNotFoundError:
+            pass  # the thread ended
+    return total / 1e9
+
+
+def context_switches(pid):
+    """Voluntary + involuntary context switches summed over the process's live threads."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                total += sum(int(line.split()[1]) for line in status if "ctxt_switches:" in line)
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def memory_mib(pid):
+    """(resident set, private dirty) in MiB. Private dirty is what only this process holds and the
+    kernel cannot drop (heap, stacks, relocated data); the rest is clean code mapped from files."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        fields = {line.split(":")[0]: int(line.split()[1]) for line in rollup if line.strip().endswith("kB")}
+    return fields["Rss"] / 1024, fields["Private_Dirty"] / 1024

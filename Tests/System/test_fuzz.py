@@ -1,0 +1,27 @@
+"""The fuzzers (`lightorgan-fuzz`, release build): property-based fuzzing of everything that parses
+untrusted input — frame decoding, the connection policy, the settings loader, the page's requests,
+audio and settings messages. Each target is a test; a failure names its seed, so it can be replayed
+with `lightorgan-fuzz TARGET --seed S`."""
+import os
+import subprocess
+
+import pytest
+
+TARGETS = ("assembler", "handler", "arbiter", "settings-catalog", "settings", "settings-file", "page-requests",
+           "page-audio", "page-settings")
+
+
+@pytest.fixture(scope="session")
+def fuzzer(lightorgan_release):
+    path = os.path.join(os.path.dirname(lightorgan_release), "lightorgan-fuzz")
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: swift build -c release --static-swift-stdlib --product lightorgan-fuzz")
+    return path
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_no_property_breaks_on_random_input(fuzzer, target, figure):
+    result = subprocess.run([fuzzer, target], capture_output=True, text=True, timeout=600)
+    line = next((line for line in result.stdout.splitlines() if line.startswith(f"fuzz {target}:")), result.stdout)
+    assert result.returncode == 0, line
+    figure(line)

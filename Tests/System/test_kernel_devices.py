@@ -1,0 +1,261 @@
+"""Real-time tests against real kernel devices in a throw-away QEMU guest (no sound card or GPIO chip
+needed on the host): Debian's kernel with a small initramfs (support/kernel_vm.py), whose /init
+(guests/vm-init.sh) runs, inside:
+
+- ALSA: the `snd-aloop` loopback card; aplay plays a 1 kHz tone to hw:Loopback,0,0 while
+  `lightorgan send --input hw:Loopback,1,0` captures it in real time and streams to
+  `lightorgan receive --output stdout`; mid must light, bass and treble stay dark, frames must keep
+  the real-time rate. Then, with arecord holding the capture device, the sender must say at once
+  that it is busy.
+- GPIO: the kernel's `gpio-sim` (built out of tree: Debian's kernel does not ship it) makes a 32-line
+  chip labelled lightorgan-sim; `lightorgan receive --output gpio` drives lines 5, 6, 13 while a
+  1 kHz tone is streamed to it; the lines are read from the kernel side (sim_gpioN/value): mid (6)
+  must show the PWM duty of its level, bass and treble stay off, every line is off after the sender
+  freezes, stops and after SIGTERM, a missing chip and a busy line give their one-line messages;
+  onoff mode and its hysteresis, and test-leds.
+
+The release build runs in the guest, as a Pi runs it (an unoptimised build is too slow for real time
+under emulation), once against libgpiod API 1 and once against API 2. Each boots the guest once
+(module fixture `vm`); the tests judge its lines.
+"""
+import os
+import re
+import time
+
+import pytest
+
+from support import kernel_vm
+
+pytestmark = [pytest.mark.vm, pytest.mark.slow, pytest.mark.timing]
+
+
+def fetch_up_front():
+    """gpio-sim for the installed kernel (downloads Debian's kernel source the first time)."""
+    kernel_vm.gpio_sim_module()
+
+
+# After a stall this long, the sender may have skipped audio (FrameProducer.maximumCatchUp, 0.5 s of
+# lateness): the tone's phase jumps and the click lights bass and treble, the level dips, for a moment.
+# The lines are judged for full-on and dark outside 1 s after such a stall.
+LONG_STALL_US, SETTLE_US = 200_000, 1_000_000
+
+
+class Guest:
+    def __init__(self, api, console, lines, seconds):
+        self.api, self.console, self.lines, self.seconds = api, console, lines, seconds
+
+    def get(self, key):
+        return self.lines.get(key, "")
+
+    def said(self, key, pattern):
+        """Whether the line `key` matches the regular expression `pattern` (whole line)."""
+        return key in self.lines and re.fullmatch(pattern, self.lines[key]) is not None
+
+    def tail(self):
+        return " | ".join(self.console.strip().splitlines()[-8:])
+
+
+@pytest.fixture(scope="module", params=[1, 2], ids=["libgpiod1", "libgpiod2"])
+def vm(request, tmp_path_factory):
+    """The guest booted once for this libgpiod API: its console and "VM:" lines."""
+    api = request.param
+    if api == 1:
+        lightorgan, library_path = request.getfixturevalue("lightorgan_release"), None
+    else:
+        lightorgan = request.getfixturevalue("lightorgan_gpiod2")
+        prefix = request.getfixturevalue("libgpiod2_prefix")
+        library = next(os.path.join(folder, name) for folder, _, names in os.walk(os.path.join(prefix, "usr/lib"))
+                       for name in names if name == "libgpiod.so.3")
+        library_path = os.path.dirname(library)
+    folder = str(tmp_path_factory.mktemp(f"vm-api{api}"))
+    image, version = kernel_vm.kernel()
+    initrd = kernel_vm.initramfs(folder, lightorgan, version, library_path)
+    started = time.monotonic()
+    console = kernel_vm.boot(image, initrd, os.path.join(folder, "console.txt"))
+    seconds = time.monotonic() - started
+    lines = kernel_vm.vm_lines(console)
+    print(f"vm (libgpiod API {api}): booted and ran in {seconds:.0f} s; console in {folder}/console.txt")
+    for line in console.splitlines():
+        if line.startswith("VM: ") and not line.startswith(("VM: trace", "VM: stalls")):
+            print(line)
+    return Guest(api, console, lines, seconds)
+
+
+def test_the_guest_ran_to_the_end(vm, check, figure):
+    figure(f"libgpiod API {vm.api}: the guest booted and ran in {vm.seconds:.0f} s")
+    failed = [key for key in vm.lines if key.startswith("insmod ")]
+    check("every kernel module loaded", not failed, ", ".join(failed))
+    check("the guest ran its /init to the end", "done" in vm.lines, vm.tail())
+
+
+def test_alsa_capture_from_the_loopback_card_in_real_time(vm, check, figure):
+    check("the snd-aloop card is there", vm.said("cards:", r"\s*0 \[Loopback.*"), vm.get("cards:"))
+    check("the sender captures hw:Loopback,1,0 at 48 kHz stereo",
+          vm.get("send log:").startswith("input: ALSA hw:Loopback,1,0 (48000 Hz, stereo)"), vm.get("send log:"))
+    frames = int(vm.get("frames") or 0)
+    applied = [(float(at) * 1e6, int(bass), int(mid), int(treble))
+               for at, bass, mid, treble in (item.split(",") for item in vm.get("frame list").split())]
+    watchers = [kernel_vm.Stalls(vm.lines[key]) for key in ("stalls alsa-cpu0", "stalls alsa-cpu1") if key in vm.lines]
+    stalls = sorted(stall for watcher in watchers for stall in watcher.stalls)
+    disturbance = (f"{len(stalls)} vCPU stalls over 3 ms, {sum(b - a for a, b in stalls) / 1e6:.1f} s in all, "
+                   f"{vm.get('send overruns') or '?'} capture overruns")
+    # The rate from the receiver's CLOCK_MONOTONIC stamps of its first and last frame: a guest starved
+    # by a busy host starts the sender late, which shortens the span, not the rate. At least 50 frames
+    # to judge by: a starved guest starts the sender late and so sees fewer (emulation).
+    span = (applied[-1][0] - applied[0][0]) / 1e6 if applied else 0
+    rate = round((frames - 1) / span) if span > 0 else 0
+    check(f"frames at the real-time rate ({frames} frames, {rate}/s by the receiver's clock)",
+          frames >= 50 and rate >= 80, disturbance)
+    # Settled: after the first 60 frames (0.6 s in real time), and not within 0.5 s after a gap of
+    # over 50 ms between two frames: there the sender's capture stalled, audio was lost (an overrun)
+    # or skipped (FrameProducer.maximumCatchUp), and the click lights every band for a moment (measured:
+    # bass 255 decaying to 0 in 130 ms) as it should. A tone that lights another band does it in every
+    # frame.
+    gaps = [(a[0], b[0] + 500_000) for a, b in zip(applied, applied[1:]) if b[0] - a[0] > 50_000]
+    settled = [frame for frame in applied[60:] if not kernel_vm.overlaps(frame[0], frame[0] + 1, gaps)]
+    good = sum(1 for _, bass, mid, treble in settled if mid >= 200 and bass <= 10 and treble <= 10)
+    check(f"a 1 kHz tone from the loopback lights mid only ({good} of {len(settled)} frames)",
+          len(settled) > 25 and good * 100 >= len(settled) * 95,
+          f"{len(applied[60:]) - len(settled)} frames after a gap not judged; {disturbance}")
+    check("lamps off at the end", vm.said("last", r"[0-9.]* 0 0 0"), vm.get("last"))
+    ticks = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+)", vm.get("stdout receiver cpu ticks"))
+    if ticks:
+        figure(f"libgpiod API {vm.api}: receiver with stdout output at 100 frames/s: "
+               f"{int(ticks[1]) / (float(ticks[3]) - float(ticks[2])):.1f} % of an emulated core")
+
+
+def test_busy_capture_device_is_reported_at_once(vm, check):
+    check("a busy device gives one line and status 1, at once",
+          vm.get("busy status").startswith("1 lightorgan: ALSA device hw:Loopback,1,0 is busy"), vm.get("busy status"))
+
+
+def test_gpio_receiver_drives_the_sim_chip_lines(vm, check):
+    check(f"the receiver drives lines 5, 6, 13 through libgpiod API v{vm.api}",
+          vm.get("gpio receiver").startswith("GPIO: lines bass 5, mid 6, treble 13 on lightorgan-sim, PWM 200.0 Hz, "
+                                             f"mode pwm, libgpiod API v{vm.api}"), vm.get("gpio receiver"))
+    check("GPIO lines off when the receiver starts", vm.said("gpio lines at start", "0 0 0"),
+          vm.get("gpio lines at start"))
+
+
+def _trace(vm, name):
+    """(Trace, [Stalls of each vCPU]) of the guest's `trace NAME`, or (None, [])."""
+    if f"trace {name}" not in vm.lines:
+        return None, []
+    watchers = [kernel_vm.Stalls(vm.lines[key]) for key in (f"stalls {name}-cpu0", f"stalls {name}-cpu1")
+                if key in vm.lines]
+    return kernel_vm.Trace(vm.lines[f"trace {name}"]), watchers
+
+
+def _stall_figure(trace, watchers):
+    stalls = [b - a for watcher in watchers for a, b in watcher.stalls]
+    return (f"{len(trace.gaps)} sampler gaps over 1 ms, {len(stalls)} vCPU stalls over 3 ms "
+            f"(longest {max(stalls, default=0) / 1000:.0f} ms)")
+
+
+def test_pwm_duty_of_the_lit_line_from_the_kernel_side(vm, check, figure):
+    trace, watchers = _trace(vm, "duty")
+    if not check("the guest traced the lines while the tone played", trace is not None, vm.tail()):
+        return
+    # Only PWM periods (rising edge to rising edge of mid) in which the sampler kept sampling and no
+    # vCPU stalled: there the duty is the receiver's, not the busy host's.
+    excluded = kernel_vm.disturbed(trace, watchers)
+    periods = kernel_vm.pwm_periods(trace, "mid", excluded)
+    rises = len(kernel_vm.pwm_periods(trace, "mid", [])) + 1
+    seconds = (trace.end - trace.start) / 1e6
+    expected = (232 / 255) ** 2.2
+    # Each period's own duty, and their median: a vCPU stall shorter than the watchers notice (3 ms)
+    # still moves an edge of its period, and such periods are outliers either way.
+    duties = sorted(on / (high - low) for low, high, on in periods)
+    measured = duties[len(duties) // 2] if duties else 0
+    mean = sum(on for _, _, on in periods) / sum(high - low for low, high, _ in periods) if periods else 0
+    lengths = sorted(high - low for low, high, _ in periods)
+    clean_hz = 1e6 / lengths[len(lengths) // 2] if lengths else 0
+    figure(f"libgpiod API {vm.api}: GPIO mid duty measured from the kernel side {measured:.3f} (level 232 with "
+           f"gamma 2.2 gives {expected:.3f}), the median of {len(periods)} undisturbed PWM periods (their mean "
+           f"{mean:.3f})")
+    figure(f"libgpiod API {vm.api}: PWM measured from the kernel side: {clean_hz:.0f} Hz over undisturbed periods "
+           f"(set 200; {rises / seconds:.0f} rising edges seen a second in all, sampled at "
+           f"{trace.samples / seconds:.0f} samples/s); {_stall_figure(trace, watchers)}")
+    # The median within 0.08, of at least 20 undisturbed periods (0.1 s of PWM, some 1400 samples at the guest's
+    # 14000 samples/s): a wrong gamma, a stuck line or a dead PWM fail it however busy the host is; a
+    # guest starved throughout fails it too, and says so.
+    check(f"PWM duty of the lit line matches its level (within 0.08, the median of {len(periods)} undisturbed periods; "
+          f"the guest ran the PWM at {clean_hz:.0f} Hz in them)",
+          len(periods) >= 20 and abs(measured - expected) < 0.08,
+          f"{len(periods)} periods of {rises - 1} seen; {_stall_figure(trace, watchers)}; "
+          f"{vm.get('gpio receiver log:')}")
+    settled = kernel_vm.disturbed(trace, watchers, longer_than=LONG_STALL_US, settle=SETTLE_US)
+    on, judged = kernel_vm.on_time(trace, settled)
+    check("the dark lines stay off", on["bass"] == 0 and on["treble"] == 0 and judged >= 1_000_000,
+          f"bass on {on['bass'] / 1000:.1f} ms, treble on {on['treble'] / 1000:.1f} ms of {judged / 1000:.0f} ms "
+          "judged")
+
+
+def test_lines_go_off_when_the_sender_freezes_or_stops(vm, check):
+    check("GPIO lines off after receiver.timeout when the sender freezes",
+          vm.said("gpio lines after a frozen sender", "0 0 0"), vm.get("gpio lines after a frozen sender"))
+    check("GPIO lines off after the sender stops", vm.said("gpio lines after the sender stopped", "0 0 0"),
+          vm.get("gpio lines after the sender stopped"))
+
+
+def test_lines_driven_while_frames_arrive_and_off_after_sigterm(vm, check):
+    check("the line is driven while frames arrive",
+          vm.said("gpio lines while lit", r"[01] 1 [01]|0 [01] 0"), vm.get("gpio lines while lit"))
+    check("GPIO lines off after SIGTERM", vm.said("gpio lines after SIGTERM", "0 0 0"),
+          vm.get("gpio lines after SIGTERM"))
+
+
+def test_missing_chip_and_busy_line_say_so_in_one_line(vm, check):
+    check("a missing chip is named, with the chips that exist",
+          vm.said("gpio missing chip", r"1 lightorgan: GPIO chip nosuchchip does not exist; chips here: "
+                  r"gpiochip[0-9]* \[lightorgan-sim\] \(32 lines\).*"), vm.get("gpio missing chip"))
+    check("a busy line names who holds it",
+          vm.get("gpio busy line").startswith('1 lightorgan: GPIO line 5 on lightorgan-sim is busy (used by "lightorgan")'),
+          vm.get("gpio busy line"))
+
+
+def test_receiver_cost_under_emulation(vm, check, figure):
+    driving = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+) rss VmRSS:\s+(\d+) kB Private_Dirty:\s+(\d+) kB",
+                           vm.get("gpio receiver cpu ticks"))
+    idle = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+)", vm.get("gpio idle receiver cpu ticks"))
+    check("the guest measured the GPIO receiver's cost", driving and idle,
+          f"{vm.get('gpio receiver cpu ticks')} / {vm.get('gpio idle receiver cpu ticks')}")
+    if driving:
+        share = int(driving[1]) / (float(driving[3]) - float(driving[2]))
+        figure(f"libgpiod API {vm.api}: receiver driving 3 lines at 100 frames/s: {share:.1f} % of a core under "
+               f"emulation, resident {int(driving[4]) / 1024:.1f} MiB (private dirty {int(driving[5]) / 1024:.1f} MiB)")
+    if idle:
+        figure(f"libgpiod API {vm.api}: idle GPIO receiver (lamps dark, no sender): "
+               f"{int(idle[1]) / (float(idle[3]) - float(idle[2])):.1f} % of a core under emulation")
+
+
+def test_onoff_mode_lights_fully_with_hysteresis(vm, check, figure):
+    trace, watchers = _trace(vm, "onoff")
+    if trace is not None:
+        # Outside 1 s after a long stall (the sender may have skipped audio there, see above).
+        settled = kernel_vm.disturbed(trace, watchers, longer_than=LONG_STALL_US, settle=SETTLE_US)
+        on, judged = kernel_vm.on_time(trace, settled)
+        figure(f"libgpiod API {vm.api}: onoff trace: {_stall_figure(trace, watchers)}; judged {judged / 1000:.0f} ms "
+               f"of {(trace.end - trace.start) / 1000:.0f} ms")
+    else:
+        on, judged = dict.fromkeys(kernel_vm.LINES, 0), 0
+    share = on["mid"] / judged if judged else 0
+    check("onoff mode: a loud band's line is fully on, no PWM; the others off "
+          f"(mid on for {share * 100:.1f} % of {judged / 1000:.0f} ms)",
+          judged >= 1_000_000 and share >= 0.99 and on["bass"] == 0 and on["treble"] == 0,
+          f"bass on {on['bass'] / 1000:.1f} ms, treble {on['treble'] / 1000:.1f} ms")
+    check("onoff mode: lines off after SIGTERM", vm.said("gpio lines after onoff", "0 0 0"),
+          vm.get("gpio lines after onoff"))
+    check("onoff hysteresis holds: on at 200, still on at 110, off at 90, still off at 110, on at 130",
+          vm.said("onoff hysteresis", r"1 1 0\|1 0 0\|0 1 0\|0 0 0\|1 1 0"), vm.get("onoff hysteresis"))
+
+
+def test_test_leds_lights_each_line_in_turn(vm, check):
+    # In order, each alone, then all; a sample may fall between two line writes (under emulation they
+    # can be milliseconds apart), so states in between are allowed.
+    check("test-leds lights each line in turn, then all",
+          re.search(r"\|0 0 0\|1 0 0\|([01 ]+\|)*0 1 0\|([01 ]+\|)*0 0 1\|([01 ]+\|)*1 1 1\|", vm.get("test-leds states")),
+          vm.get("test-leds states"))
+    check("test-leds names each line and ends dark",
+          vm.get("test-leds after").startswith("0 0 0 said bass: GPIO 5, header pin 29 on lightorgan-sim / off"),
+          vm.get("test-leds after"))

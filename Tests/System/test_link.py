@@ -1,0 +1,155 @@
+"""Faults and load on the link, with the real executables over loopback (issue 5).
+
+Each test runs `lightorgan receive --output stdout` and `lightorgan send --pattern counter` (see
+support/processes.py: a frame's age is the receiver's time minus the sender's for the same counter),
+or plain sockets for misbehaving clients, in a network namespace of its own.
+"""
+import random
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+from support.processes import ages_ms, applied, free_port, percentile, wait_for
+
+pytestmark = [pytest.mark.timing]
+
+
+def receiver(spawn, name, port, *extra):
+    return spawn(name, "receive", "--bind", "127.0.0.1", "--port", str(port), "--output", "stdout", *extra)
+
+
+def counter_sender(spawn, name, port, *extra):
+    return spawn(name, "send", "--host", "127.0.0.1", "--port", str(port), "--pattern", "counter", *extra)
+
+
+def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
+    port = free_port()
+    first = receiver(spawn, "restart-r1", port)
+    time.sleep(0.3)
+    sender = counter_sender(spawn, "restart-s", port)
+    wait_for(lambda: len(applied(first)) >= 20, 5)
+    first.kill()
+    time.sleep(1.5)
+    second = receiver(spawn, "restart-r2", port)
+    restarted = time.monotonic()
+    ok = wait_for(lambda: len(applied(second)) >= 1, 3)
+    delay = applied(second)[0][0] - restarted if ok else float("inf")
+    check("receiver killed and restarted: frames flow again within 1 s of the restart", delay <= 1.0,
+          f"first frame {delay * 1000:.0f} ms after the restart")
+    log = sender.log()
+    ok = log.count("lost") == 1 and log.count("streaming to") == 2 and sender.alive()
+    check("the sender logged the loss and the reconnect once each", ok, "" if ok else log[-400:])
+
+
+def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
+    port = free_port()
+    stopped = receiver(spawn, "stall-r", port)
+    time.sleep(0.3)
+    sender = counter_sender(spawn, "stall-s", port)
+    wait_for(lambda: len(applied(stopped)) >= 50, 5)
+    rss_before = sender.rss_kib()
+    stopped.signal(signal.SIGSTOP)
+    time.sleep(10)
+    rss_during = sender.rss_kib()
+    stopped.signal(signal.SIGCONT)
+    continued = time.monotonic()
+    time.sleep(0.5)
+    after = ages_ms(stopped, sender, since=continued)
+    check("after a 10 s stop the receiver lives and frames flow", stopped.alive() and len(after) >= 30,
+          f"{len(after)} frames in 0.5 s")
+    first_ages = ", ".join(f"{age:.2f}" for _, age in after[:3])
+    check("the first frame applied after the stop is current (≤ 20 ms old, two frames), and so are the next",
+          len(after) >= 3 and after[0][1] <= 20 and max(age for _, age in after[1:]) <= 20,
+          f"ages of the first three: {first_ages} ms")
+    check("the sender's memory stays flat while the receiver is stopped", rss_during - rss_before <= 2048,
+          f"RSS {rss_before} KiB before, {rss_during} KiB after 10 s")
+    ok = sender.log().count("streaming to") == 1 and "lost" not in sender.log()
+    check("the sender did not lose its connection", ok, "" if ok else sender.log()[-300:])
+
+
+def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
+    port = free_port()
+    lamps = receiver(spawn, "kill-r", port, "--timeout", "1")
+    time.sleep(0.3)
+    sender = counter_sender(spawn, "kill-s", port)
+    wait_for(lambda: len(applied(lamps)) >= 20, 5)
+    sender.signal(signal.SIGKILL)
+    killed = time.monotonic()
+    off = wait_for(lambda: lamps.lines() and lamps.lines()[-1][1:] == ["0", "0", "0"], 2)
+    delay = float(lamps.lines()[-1][0]) - killed if off else float("inf")
+    check("a killed sender's lamps are off within receiver.timeout (1 s)", off and delay <= 1.0,
+          f"off {delay * 1000:.0f} ms after SIGKILL")
+
+
+def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
+    port = free_port()
+    lamps = receiver(spawn, "crowd-r", port)
+    time.sleep(0.3)
+    sender = counter_sender(spawn, "crowd-s", port)
+    wait_for(lambda: len(applied(lamps)) >= 50, 5)
+    rss_before = lamps.rss_kib()
+    began = time.monotonic()
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(100)]
+    flooded = [0]
+    stop = threading.Event()
+
+    def flood():
+        chunk = random.randbytes(10 * 1024)
+        while not stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", port)) as connection:
+                    started = time.monotonic()
+                    sent = 0
+                    while not stop.is_set():
+                        connection.sendall(chunk)  # 10 KiB every millisecond: 10 MB/s
+                        sent += len(chunk)
+                        flooded[0] += len(chunk)
+                        ahead = sent / 10e6 - (time.monotonic() - started)
+                        if ahead > 0:
+                            time.sleep(ahead)
+            except OSError:
+                time.sleep(0.01)  # closed by the receiver: come back
+
+    flooder = threading.Thread(target=flood)
+    flooder.start()
+    try:
+        time.sleep(3)
+    finally:
+        stop.set()
+        flooder.join()
+        for connection in idle:
+            connection.close()
+    rss_peak = lamps.rss_kib()
+    ages = [age for at, age in ages_ms(lamps, sender, since=began + 0.2) if at <= began + 3]
+    check("with 100 idle connections and a flood, the active sender's frames still arrive, on time",
+          len(ages) >= 250 and percentile(ages, 0.99) <= 10,
+          f"{len(ages)} frames in 3 s, age p50 {percentile(ages, 0.5):.2f} ms, p99 {percentile(ages, 0.99):.2f} ms")
+    figure(f"the flooder, cut off after 64 KiB each time and reconnecting, got {flooded[0] / 3e6:.1f} MB/s through")
+    check("no garbage reached the lamps (only the sender's counter frames)",
+          all(n < 1_000_000 for _, n in applied(lamps)))
+    check("the receiver's memory stays bounded and it lives", lamps.alive() and rss_peak - rss_before <= 16384,
+          f"RSS {rss_before} KiB before, {rss_peak} KiB after")
+    log = lamps.log()
+    check("the flood was cut off, and said so", "flooding" in log, "" if "flooding" in log else log[-300:])
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_stalled_client_is_closed_after_the_idle_timeout(spawn, check, netns, count):
+    port = free_port()
+    lamps = receiver(spawn, "stalled-r", port, "--idle-timeout", "1")
+    time.sleep(0.3)
+    connecting = time.monotonic()  # before the receiver's accept, where its idle clock starts
+    with socket.create_connection(("127.0.0.1", port)) as connection:
+        connection.sendall(bytes([255] * count))
+        connection.settimeout(3)
+        try:
+            closed = connection.recv(1) == b""
+        except OSError:
+            closed = True
+        after = time.monotonic() - connecting
+    check(f"a client that sends {count} byte(s) and stalls is closed after the idle timeout (1 s)",
+          closed and 1.0 <= after <= 2.0, f"closed after {after:.2f} s")
+    check("and the lamps never changed", lamps.lines() == [], f"{lamps.lines()[:3]}")
