@@ -22,8 +22,9 @@ import Synchronization
 ///   the audio up to the end of the next frame period (a read returns what has arrived, so a
 ///   device that delivers in smaller pieces costs more reads, never a later frame), analyses it
 ///   at once and delivers the frame as soon as the period is complete. A pipe that delivers
-///   faster than real time (`ffmpeg` without `-re`) is held back to real time: reading waits while
-///   the audio is more than 50 ms ahead of the clock, which a real device never is.
+///   faster than real time (`ffmpeg` without `-re`) is held back to real time: once its audio is
+///   more than 50 ms ahead of the clock, which a real device never is, each frame waits for its own
+///   time, so the frames leave one per period, not in bursts.
 ///
 /// A delay (`sender.delay`, ``SpeakerSync``) holds frames back so the lamps change when the sound
 /// leaves the speaker; with `auto` it follows the latency of the output a monitor source reports,
@@ -141,6 +142,7 @@ public enum FrameStream {
         let clock = ContinuousClock()
         var start: ContinuousClock.Instant?
         var overrunsLogged = 0
+        var throttled = false  // the source delivered faster than real time: it is held back frame by frame
         let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
         let arrivals = source as? any ArrivalReporting  // a class (a pipe): it stamps its blocks
         // A delay (a number, or `auto` with an output to follow) sends each frame at its time.
@@ -163,8 +165,13 @@ public enum FrameStream {
                 } else {
                     pacer?.observe(samples: consumed, at: arrived)
                 }
+                // A pipe faster than real time: once it is 50 ms ahead, every frame waits for its own
+                // time (bursts of frames would reach the lamps as one: the receiver shows the newest).
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
-                if ahead > 0.05 { DedicatedThread.sleep(seconds: ahead) }
+                if ahead > (throttled ? 0 : 0.05) {
+                    throttled = true
+                    DedicatedThread.sleep(seconds: ahead)
+                }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {
                     overrunsLogged = counter.overruns
                     logger.warning("capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it")

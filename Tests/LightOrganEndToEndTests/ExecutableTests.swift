@@ -26,13 +26,15 @@ struct ExecutableTests {
         var stderr: String
     }
 
-    /// Runs the executable with `arguments`; sends `signal` after `signalAfter` seconds if given.
+    /// Runs the executable with `arguments`; sends `signal` after `signalAfter` seconds if given, or
+    /// when `until` returns.
     ///
     /// Output goes to files and the exit is awaited with a termination handler: nothing here blocks
     /// a thread of Swift's cooperative pool (on 2 cores, two blocking pipe reads would starve it).
     static func run(
         _ arguments: [String], directory: String? = nil, environment: [String: String] = [:],
-        stdin: String? = nil, signal: Int32? = nil, after signalAfter: Double = 0
+        stdin: String? = nil, signal: Int32? = nil, after signalAfter: Double = 0,
+        until: (@Sendable () async -> Void)? = nil
     ) async throws -> Run {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-run-\(UUID())")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -55,7 +57,11 @@ struct ExecutableTests {
         process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()
         if let signal {
-            try await Task.sleep(for: .milliseconds(Int(signalAfter * 1000)))
+            if let until {
+                await until()
+            } else {
+                try await Task.sleep(for: .milliseconds(Int(signalAfter * 1000)))
+            }
             kill(process.processIdentifier, signal)
         }
         for await _ in exited.stream {}
@@ -111,7 +117,7 @@ struct ExecutableTests {
         try "sender:\n  host: 127.0.0.1\n  port: \(port)\n  input: demo\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
             .write(toFile: directory + "/lightorgan.yaml", atomically: true, encoding: .utf8)
         async let receiver = Self.run(["receive"], directory: directory, signal: SIGTERM, after: 3.5)
-        try await Task.sleep(for: .milliseconds(500))
+        _ = await eventually(within: .seconds(3)) { isListening(port: port) }
         let sender = try await Self.run(["send"], directory: directory, signal: SIGTERM, after: 2)
         let received = try await receiver
         #expect(sender.status == 0, "sender stderr: \(sender.stderr)")
@@ -125,34 +131,41 @@ struct ExecutableTests {
     }
 
     /// Streams `seconds` of a 60 Hz stereo tone (44.1 kHz s16le) on stdin through `lightorgan send`
-    /// with the level response and `options` to a receiver printing to stdout, which is stopped
-    /// `receiverFor` s after it started. Returns both runs and when the sender started and how long
-    /// it took, seconds on CLOCK_MONOTONIC (the clock of the receiver's lines).
-    static func streamToneOnStdin(seconds: Double, options: [String] = [], receiverFor: Double) async throws
+    /// with the level response and `options` to a receiver printing to stdout, which is started first
+    /// (the sender starts once it listens) and stopped `receiverAfter` s after the sender ended.
+    /// Returns both runs and when the sender started and how long it took, seconds on
+    /// CLOCK_MONOTONIC (the clock of the receiver's lines).
+    static func streamToneOnStdin(seconds: Double, options: [String] = [], receiverAfter: Double = 0.3) async throws
         -> (sender: Run, receiver: Run, started: Double, took: Double)
     {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(UUID()).raw").path
         try stereoTone(frequency: 60, seconds: seconds, rate: 44_100).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let port = Int.random(in: 30_001...40_000)
+        let senderEnded = AsyncStream<Void>.makeStream()
         async let receiver = run(
-            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM, after: receiverFor)
-        try await Task.sleep(for: .milliseconds(400))
+            ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], signal: SIGTERM,
+            until: {
+                for await _ in senderEnded.stream {}
+                try? await Task.sleep(for: .milliseconds(Int(receiverAfter * 1000)))
+            })
+        _ = await eventually(within: .seconds(10)) { isListening(port: port) }
         let started = MonotonicClock.seconds()
         let sender = try await run(
             ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
              "--port", "\(port)"] + options, environment: steadyLamps, stdin: path)
         let took = MonotonicClock.seconds() - started
+        senderEnded.continuation.finish()
         return (sender, try await receiver, started, took)
     }
 
     @Test("raw PCM on stdin is analysed in real time and lights the right lamp")
     func rawPCMOnStdin() async throws {
-        let (sender, received, _, took) = try await Self.streamToneOnStdin(seconds: 2, receiverFor: 3.2)
+        let (sender, received, _, took) = try await Self.streamToneOnStdin(seconds: 2)
         #expect(sender.status == 0, "\(sender.stderr)")
         #expect(took >= 1.8 && took < 3, "2 s of audio paced to real time: \(took) s")
         let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
-        #expect(frames.count >= 150)
+        #expect(frames.count >= 150, "2 s of audio at 100 frames/s: \(frames.count) frames\n\(sender.stderr)")
         #expect(frames.dropFirst(60).dropLast(2).allSatisfy { $0[0] >= 200 && $0[1] <= 10 && $0[2] <= 10 })
         #expect(frames.last == [0, 0, 0])
     }
@@ -160,7 +173,7 @@ struct ExecutableTests {
     @Test("sender.delay holds live audio back from its first frame and, at the end of the audio, sends what it held")
     func delayedStdin() async throws {
         let (sender, received, started, took) = try await Self.streamToneOnStdin(
-            seconds: 1, options: ["--delay", "300"], receiverFor: 3.5)
+            seconds: 1, options: ["--delay", "300"])
         #expect(sender.status == 0, "\(sender.stderr)")
         let lines = received.stdout.split(separator: "\n").map { $0.split(separator: " ") }
         let first = try #require(lines.first.flatMap { Double($0[0]) })
@@ -288,7 +301,7 @@ struct ALSACaptureTests {
         async let receiver = ExecutableTests.run(
             ["receive", "--bind", "127.0.0.1", "--port", "\(port)", "--output", "stdout"], directory: directory,
             signal: SIGTERM, after: 3)
-        try await Task.sleep(for: .milliseconds(400))
+        _ = await eventually(within: .seconds(3)) { isListening(port: port) }
         let sender = try await ExecutableTests.run(
             ["send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose"], directory: directory,
             environment: environment, signal: SIGTERM, after: 2)

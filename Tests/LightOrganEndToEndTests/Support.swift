@@ -57,6 +57,19 @@ func eventually(within timeout: Duration = .seconds(5), _ condition: () -> Bool)
     return condition()
 }
 
+/// Whether a TCP socket listens on `port` on this machine (the kernel's /proc/net/tcp and tcp6, state
+/// 0A): a test starts its sender once the receiver it started listens, without connecting to it.
+func isListening(port: Int) -> Bool {
+    let local = String(format: ":%04X", port)
+    return ["/proc/net/tcp", "/proc/net/tcp6"].contains { path in
+        guard let table = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
+        return table.split(separator: "\n").dropFirst().contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[1].hasSuffix(local) && fields[3] == "0A"
+        }
+    }
+}
+
 /// Raw PCM of a sine: s16le, stereo (both channels equal), amplitude 12000 (about −8.7 dBFS).
 func stereoTone(frequency: Double, seconds: Double, rate: Double) -> Data {
     var data = Data()
