@@ -1,4 +1,5 @@
 import ArgumentParser
+import LightOrganCore
 
 /// `lightorgan`: a light organ split over the network.
 @main
@@ -11,6 +12,7 @@ struct LightOrganCommand: AsyncParsableCommand {
             ~/.config/lightorgan/lightorgan.yaml, /etc/lightorgan/lightorgan.yaml), overridden by \
             LIGHTORGAN_… environment variables, overridden by options. Exit status 2: a bad setting.
             """,
+        version: LightOrganVersion.current,
         subcommands: [
             DemoCommand.self, SendCommand.self, ReceiveCommand.self, DiscoverCommand.self, AnalyzeCommand.self,
             TestLEDsCommand.self,

@@ -38,13 +38,17 @@ PACKAGES = {
     "vm": ["linux-image-amd64", "linux-headers-amd64", "build-essential", "qemu-system-x86", "busybox-static",
            "cpio", "kmod", "alsa-utils", "xz-utils"],
     "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",
-           "binutils"],
+           "binutils", "device-tree-compiler"],
+    "release": ["reprepro", "gnupg", "gpgv", "dpkg-dev", "qemu-user-static", "binfmt-support", "mmdebstrap",
+                "arch-test"],
 }
 
 
 def pytest_addoption(parser):
     parser.addoption("--pi-package", default=None,
                      help="the arm64 .deb to test (default: built by scripts/build-pi arm64 when needed)")
+    parser.addoption("--amd64-package", default=None,
+                     help="the amd64 .deb to test (default: built by scripts/build-pi amd64 when needed)")
 
 
 # -- what a run needs from the network, first ----------------------------------------------------
@@ -128,15 +132,25 @@ def lightorgan_gpiod2(libgpiod2_prefix):
                   env={"PKG_CONFIG_PATH": f"{libgpiod2_prefix}/usr/lib/pkgconfig-lightorgan"})
 
 
+def _package(request, option, arch):
+    given = request.config.getoption(option)
+    if given:
+        return os.path.abspath(given)
+    output = subprocess.run(["bash", "scripts/build-pi", arch], cwd=REPOSITORY, check=True, capture_output=True,
+                            text=True).stdout
+    return output.strip().splitlines()[-1]
+
+
 @pytest.fixture(scope="session")
 def pi_package(request):
     """The arm64 Debian package: --pi-package, else built by scripts/build-pi arm64 (minutes)."""
-    given = request.config.getoption("--pi-package")
-    if given:
-        return os.path.abspath(given)
-    output = subprocess.run(["bash", "scripts/build-pi", "arm64"], cwd=REPOSITORY, check=True, capture_output=True,
-                            text=True).stdout
-    return output.strip().splitlines()[-1]
+    return _package(request, "--pi-package", "arm64")
+
+
+@pytest.fixture(scope="session")
+def amd64_package(request):
+    """The amd64 Debian package: --amd64-package, else built by scripts/build-pi amd64 (minutes)."""
+    return _package(request, "--amd64-package", "amd64")
 
 
 # -- processes, checks, figures ------------------------------------------------------------------

@@ -114,9 +114,21 @@ debian_depends() {
     printf '%s\n' "${depends[@]}" adduser openssl | sort -u | paste -sd, | sed 's/,/, /g'
 }
 
-# package_version: 0.1.0+gitDATE.TIME.COMMIT of the checkout (newer commits sort higher).
+# release_version: the version lightorgan names itself (Sources/LightOrganCore/Support/LightOrganVersion.swift).
+release_version() {
+    sed -nE 's/.*static let current = "([^"]+)".*/\1/p' "$repo_root/Sources/LightOrganCore/Support/LightOrganVersion.swift"
+}
+
+# package_version: the release's version where the checkout's commit is tagged vVERSION, else
+# VERSION+gitDATE.TIME.COMMIT (newer commits sort higher, and below the next release).
 package_version() {
-    echo "0.1.0+git$(TZ=UTC git -C "$repo_root" log -1 --date=format-local:%Y%m%d.%H%M%S --format=%cd).$(git -C "$repo_root" rev-parse --short=7 HEAD)"
+    local version
+    version=$(release_version)
+    if [[ $(git -C "$repo_root" tag --points-at HEAD) == *"v$version"* ]]; then
+        echo "$version"
+    else
+        echo "$version+git$(TZ=UTC git -C "$repo_root" log -1 --date=format-local:%Y%m%d.%H%M%S --format=%cd).$(git -C "$repo_root" rev-parse --short=7 HEAD)"
+    fi
 }
 
 # make_deb BINARY ARCH OUTPUT-FOLDER: prints the path of the .deb made.

@@ -7,6 +7,8 @@
 #                      (--variant=extract): what the cross build links against; also the Pi's kernel and busybox
 #   bookworm-arm64, trixie-arm64   plain Debian arm64 roots (run through qemu-user) where the package is
 #                      installed with apt, as on Raspberry Pi OS bookworm and trixie
+#   bookworm-amd64     the same for a laptop (native); bookworm-armhf (--variant=essential): a 32-bit Raspberry
+#                      Pi OS's userland, which install.sh must refuse (ensure_root SUITE ARCH [VARIANT])
 # This machine's own apt suite is never touched.
 set -euo pipefail
 
@@ -120,10 +122,15 @@ in_build_chroot() {
 
 # qemu-user for arm64 programs (maintainer scripts in the arm64 roots): binfmt_misc mounted and enabled.
 ensure_arm64_binfmt() {
+    ensure_binfmt aarch64
+}
+
+# ensure_binfmt QEMU-ARCH (aarch64, arm): qemu-user for that CPU's programs, binfmt_misc mounted and enabled.
+ensure_binfmt() {
     install_missing qemu-user-static binfmt-support
     [[ -e /proc/sys/fs/binfmt_misc/status ]] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-    [[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]] || update-binfmts --enable qemu-aarch64
-    [[ $(head -n 1 /proc/sys/fs/binfmt_misc/qemu-aarch64) == enabled ]]
+    [[ -e /proc/sys/fs/binfmt_misc/qemu-$1 ]] || update-binfmts --enable "qemu-$1"
+    [[ $(head -n 1 "/proc/sys/fs/binfmt_misc/qemu-$1") == enabled ]]
 }
 
 # ensure_arm64_root SUITE: a plain Debian arm64 root of SUITE (bookworm or trixie), made through qemu-user.
@@ -132,4 +139,20 @@ ensure_arm64_root() {
     ensure_arm64_binfmt
     install_missing arch-test  # mmdebstrap's check that this machine can run arm64 programs
     make_root "$cache_root/$suite-arm64" --variant=minbase --architectures=arm64 "$suite"
+}
+
+# ensure_root SUITE ARCH [VARIANT]: a plain Debian root of SUITE for ARCH (amd64 natively; arm64 and armhf
+# through qemu-user) with mmdebstrap's VARIANT (default minbase), at $cache_root/SUITE-ARCH; prints its path.
+# (ensure_arm64_root SUITE makes the same root as ensure_root SUITE arm64.)
+ensure_root() {
+    local suite=$1 arch=$2 variant=${3:-minbase}
+    case $arch in
+        amd64) ;;
+        arm64) ensure_binfmt aarch64 ;;
+        armhf | armel) ensure_binfmt arm ;;
+        *) say "unknown architecture $arch (amd64, arm64, armhf)"; return 1 ;;
+    esac
+    [[ $arch == amd64 ]] || install_missing arch-test  # mmdebstrap's check that this machine runs ARCH's programs
+    make_root "$cache_root/$suite-$arch" --variant="$variant" --architectures="$arch" "$suite"
+    echo "$cache_root/$suite-$arch"
 }

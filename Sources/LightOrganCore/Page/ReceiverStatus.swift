@@ -138,11 +138,6 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 }
 
-/// The version this binary reports (the page, `--version`).
-public enum LightOrganVersion {
-    public static let current = "0.1.0"
-}
-
 /// An optional that JSON shows as `null` when absent (synthesized `Encodable` leaves a nil key
 /// out, and the page tells "no sender" from "an old receiver" by the key being there).
 @propertyWrapper

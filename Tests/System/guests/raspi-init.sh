@@ -1,9 +1,10 @@
 #!/bin/sh
-# /init of the emulated Raspberry Pi 3 (Tests/System/test_raspberry_pi.py), run by busybox. It drives the
-# packaged lightorgan against the Pi's real GPIO driver (pinctrl-bcm2835) and reads the pins back from the
-# kernel side: the driver's own pin report in debugfs (GPLEV, the level register of QEMU's BCM2835 GPIO
-# model) and, for PWM timing, the kernel's gpio_value trace events with its own timestamps. Prints "PI: ..."
-# lines for the test to judge; Linux cannot power this machine off, so the host stops QEMU after "PI: done".
+# /init of the emulated Raspberry Pi 3 or 4 (Tests/System/test_raspberry_pi.py), run by busybox. It drives the
+# packaged lightorgan against the Pi's real GPIO driver (pinctrl-bcm2835, which registers as pinctrl-bcm2711 on
+# a Pi 4) and reads the pins back from the kernel side: the driver's own pin report in debugfs (GPLEV, the level
+# register of QEMU's BCM2835 or BCM2838 GPIO model) and, for PWM timing, the kernel's gpio_value trace events
+# with its own timestamps. Prints "PI: ..." lines for the test to judge; Linux cannot power these machines off,
+# so the host stops QEMU after "PI: done".
 /usr/bin/busybox --install -s /usr/bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug; mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -12,7 +13,9 @@ export HOME=/tmp
 cd /tmp
 echo "PI: kernel $(uname -r) on $(tr -d '\0' </proc/device-tree/model)"
 echo "PI: booted after $(cut -d' ' -f1 /proc/uptime) s"
-pins=$(ls -d /sys/kernel/debug/pinctrl/*bcm2835*/pins 2>/dev/null | head -n 1)
+# The driver's folder is DEVICE-NAME: 3f200000.gpio-pinctrl-bcm2835 on a Pi 3, fe200000.gpio-pinctrl-bcm2711 on a Pi 4.
+pins=$(ls -d /sys/kernel/debug/pinctrl/*bcm2835*/pins /sys/kernel/debug/pinctrl/*bcm2711*/pins \
+    2>/dev/null | head -n 1)
 # lines: the levels of BCM 5, 6, 13 as "0 1 0", from the driver's report
 # ("pin 5 (gpio5) 5:pinctrl-bcm2835 function gpio_out in hi; irq 0 (none)": "in hi" is the level register).
 lines() { awk '$1 == "pin" && ($2 == 5 || $2 == 6 || $2 == 13) { v[$2] = ($0 ~ / in hi/) } END { print v[5] + 0, v[6] + 0, v[13] + 0 }' "$pins"; }
@@ -164,5 +167,5 @@ else
 fi
 echo "PI: done"
 sync
-# Linux cannot power a raspi3b off: the host stops QEMU on "PI: done".
+# Linux cannot power a raspi3b or raspi4b off: the host stops QEMU on "PI: done".
 while true; do sleep 60; done

@@ -1,14 +1,17 @@
-"""Debian arm64 roots for the package's tests, and commands run in them through qemu-user.
+"""Debian roots for the package's tests (arm64 ones through qemu-user), and commands run in them.
 
 The roots themselves are made once with mmdebstrap and cached in ~/.cache/lightorgan by
 scripts/lib/debian-roots.sh (scripts/build-pi makes its build roots with the same library); this module
 calls its functions, under the cache's lock:
   bookworm-arm64, trixie-arm64   plain Debian arm64 roots (minbase, made through qemu-user) where the
                                  package is installed with apt, as on Raspberry Pi OS bookworm and trixie
+  bookworm-amd64, bookworm-armhf the same for a laptop, and a 32-bit Raspberry Pi OS's userland (essential
+                                 variant, through qemu-arm) that install.sh must refuse (test_release.py)
   sid-arm64-sysroot              sid's arm64 libraries, unpacked without emulation: the cross build links
                                  against it; the Pi's kernel, device trees and busybox come from it too
-Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives),
-fetched before the tests (`fetch_depends`): the package is then installed in a root without a network.
+Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives; for
+amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
+root without a network.
 """
 import os
 import shlex
@@ -36,15 +39,21 @@ def arm64_root(suite):
     return _library(f'ensure_arm64_root {shlex.quote(suite)}; ensure_arm64_binfmt; echo "$cache_root/{suite}-arm64"')
 
 
+def root(suite, arch, variant="minbase"):
+    """The cached plain Debian root of `suite` for `arch` (amd64 natively; arm64, armhf through qemu-user,
+    enabled here) with mmdebstrap's `variant`, made when missing (minutes)."""
+    return _library(f"ensure_root {shlex.quote(suite)} {shlex.quote(arch)} {shlex.quote(variant)}")
+
+
 def arm64_sysroot():
     """sid's arm64 sysroot (made by scripts/build-pi; made here when missing)."""
     return _library('ensure_arm64_sysroot; echo "$arm64_sysroot"')
 
 
-def in_root(root, command, network=False, timeout=None):
+def in_root(root, command, network=False, timeout=None, input=None):
     """Runs `command` (a list) chrooted in `root`, with /proc and /dev, in a private mount namespace (the
-    mounts vanish when it ends, even when it fails) and, unless `network`, a network namespace with only lo.
-    Returns the CompletedProcess, stdout and stderr together as text."""
+    mounts vanish when it ends, even when it fails) and, unless `network`, a network namespace with only lo;
+    `input` (text) on its stdin. Returns the CompletedProcess, stdout and stderr together as text."""
     setup = f"mount -t proc proc {shlex.quote(root)}/proc; mount --rbind /dev {shlex.quote(root)}/dev;"
     if not network:
         setup += " ip link set lo up;"
@@ -53,36 +62,38 @@ def in_root(root, command, network=False, timeout=None):
               f"LANG=C.UTF-8 {inside}")
     unshare = ["unshare", "--mount", "--propagation", "private", *([] if network else ["--net"])]
     return subprocess.run([*unshare, "--", "bash", "-c", f"set -e; {setup} {chroot}"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=timeout)
+                          stderr=subprocess.STDOUT, text=True, timeout=timeout,
+                          input=input)
 
 
-def _apt_cache(suite):
-    return caches.folder("apt", suite, "lists"), caches.folder("apt", suite, "archives")
+def _apt_cache(suite, arch):
+    name = suite if arch == "arm64" else f"{suite}-{arch}"
+    return caches.folder("apt", name, "lists"), caches.folder("apt", name, "archives")
 
 
-def copy_root(suite, root, destination, deb=None):
+def copy_root(suite, root, destination, deb=None, arch="arm64"):
     """A throw-away copy of the cached `root` at `destination`, with the suite's cached apt lists and .debs
-    (and `deb` in its /tmp)."""
-    with caches.locked(f"apt-{suite}-arm64"):
-        _copy_root(suite, root, destination, deb)
+    for `arch` (and `deb` in its /tmp)."""
+    with caches.locked(f"apt-{suite}-{arch}"):
+        _copy_root(suite, root, destination, deb, arch)
 
 
-def _copy_root(suite, root, destination, deb):
+def _copy_root(suite, root, destination, deb, arch):
     subprocess.run(["cp", "-a", root, destination], check=True)
-    lists, archives = _apt_cache(suite)
+    lists, archives = _apt_cache(suite, arch)
     subprocess.run(["cp", "-a", f"{lists}/.", f"{destination}/var/lib/apt/lists/"], check=True)
     subprocess.run(["cp", "-a", f"{archives}/.", f"{destination}/var/cache/apt/archives/"], check=True)
     if deb:
         shutil.copy(deb, os.path.join(destination, "tmp"))
 
 
-def fetch_depends(suite, root, deb):
-    """The package lists and the .debs that `apt install ./DEB` needs in `suite`'s root, into the cache:
-    the lists from the last run first; when a dependency's version has left the archive since, anew."""
-    lists, archives = _apt_cache(suite)
-    with caches.locked(f"apt-{suite}-arm64"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
+def fetch_depends(suite, root, deb, arch="arm64"):
+    """The package lists and the .debs that `apt install ./DEB` needs in `suite`'s root for `arch`, into the
+    cache: the lists from the last run first; when a dependency's version has left the archive since, anew."""
+    lists, archives = _apt_cache(suite, arch)
+    with caches.locked(f"apt-{suite}-{arch}"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
         copy = os.path.join(work, "root")
-        _copy_root(suite, root, copy, deb)
+        _copy_root(suite, root, copy, deb, arch)
         shutil.copy("/etc/resolv.conf", os.path.join(copy, "etc", "resolv.conf"))
         name = f"/tmp/{os.path.basename(deb)}"
         download = f"apt-get install -y -q --download-only --no-install-recommends {shlex.quote(name)}"
