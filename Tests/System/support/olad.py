@@ -98,6 +98,7 @@ import tempfile
 import time
 
 from support.namespaces import Peer
+from support.processes import stop_popen
 
 SUPPORT = os.path.dirname(os.path.abspath(__file__))
 OLAD_USER = "olad"
@@ -295,13 +296,8 @@ class Olad:
         for recorder in self._recorders:
             recorder.stop()
         self._recorders = []
-        if self._olad is not None and self._olad.poll() is None:
-            self._olad.terminate()
-            try:
-                self._olad.wait(5)
-            except subprocess.TimeoutExpired:
-                self._olad.kill()
-                self._olad.wait()
+        if self._olad is not None:
+            stop_popen(self._olad)
         self._olad = None
         if self._peer is not None:
             self._peer.close()
@@ -353,13 +349,7 @@ class Recorder:
         return read_records(self.path, universe)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_popen(self.process)
 
 
 def _record(path, channels, universes):

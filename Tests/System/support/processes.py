@@ -53,15 +53,7 @@ class Process:
 
     def stop(self, timeout=5):
         """SIGTERM (after SIGCONT, in case it was stopped), SIGKILL after `timeout` s; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return stop_popen(self.process, timeout)
 
     def kill(self):
         if self.process.poll() is None:
@@ -74,6 +66,20 @@ class Process:
     def rss_kib(self):
         with open(f"/proc/{self.pid}/status") as status:
             return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+def stop_popen(process, timeout=5):
+    """Stops a subprocess.Popen: SIGTERM (after SIGCONT, in case it was stopped), SIGKILL after `timeout` s;
+    its exit status. Nothing happens to one that has ended."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGCONT)
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
 
 
 def free_port(host="127.0.0.1"):
