@@ -23,7 +23,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from support import caches  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
-from support.processes import Process  # noqa: E402
+from support.processes import Spawner  # noqa: E402
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = ["-c", "release", "--static-swift-stdlib"]
@@ -154,26 +154,6 @@ def amd64_package(request):
 
 
 # -- processes, checks, figures ------------------------------------------------------------------
-
-class Spawner:
-    """Starts processes in the test's folder and stops them all at the end of the test."""
-
-    def __init__(self, folder, executable):
-        self.folder, self.executable, self.processes = folder, executable, []
-
-    def __call__(self, name, *arguments, wrapper=(), env=None, binary=None, stdin=None):
-        """`lightorgan ARGUMENTS` (or `binary ARGUMENTS`) as a Process named `name`."""
-        return self.command(name, [binary or self.executable, *arguments], wrapper=wrapper, env=env, stdin=stdin)
-
-    def command(self, name, command, wrapper=(), env=None, stdin=None):
-        process = Process(self.folder, name, [str(part) for part in command], wrapper=wrapper, env=env, stdin=stdin)
-        self.processes.append(process)
-        return process
-
-    def stop_all(self):
-        for process in reversed(self.processes):
-            process.stop(timeout=3)
-
 
 @pytest.fixture
 def spawn(lightorgan, tmp_path):

@@ -16,7 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
-from support.processes import Process, made, memory_mib, percentile, run_seconds, wait_for  # noqa: E402
+from support.processes import Spawner, made, memory_mib, percentile, run_seconds, wait_for  # noqa: E402
 
 
 def delivered_latencies(recorder, universe, process):
@@ -25,12 +25,8 @@ def delivered_latencies(recorder, universe, process):
     return [(r.time - sent[r.counter]) * 1000 for r in recorder.records(universe) if r.counter in sent]
 
 
-def bench(lightorgan, work, olad, processes, seconds, rounds):
+def bench(start, olad, seconds, rounds):
     """Sender CPU at 100 frames/s: TCP alone, and TCP beside one sACN target; made → OLA callback."""
-    def start(name, *arguments):
-        process = Process(work, name, [lightorgan, *arguments])
-        processes.append(process)
-        return process
 
     def sender(name, hosts):
         return start(name, "send", "--pattern", "counter", "--fps", "100", "--stats-interval", "0", "--hosts", hosts,
@@ -84,12 +80,11 @@ def main():
     print(f"output in {work}", file=sys.stderr)
     with private_network():
         olad = Olad(work)
-        processes = []
+        start = Spawner(work, lightorgan)
         try:
-            bench(lightorgan, work, olad, processes, seconds, rounds)
+            bench(start, olad, seconds, rounds)
         finally:
-            for process in reversed(processes):
-                process.stop(timeout=3)
+            start.stop_all()
             olad.stop()
 
 

@@ -25,7 +25,7 @@ import wave
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from support.browser import Browser, PageHost, open_page, reading_pages, shown  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
-from support.processes import Process, ages_ms, cpu_seconds, memory_mib, percentile  # noqa: E402
+from support.processes import Spawner, ages_ms, cpu_seconds, memory_mib, percentile  # noqa: E402
 
 
 def click_train(path, seconds=30, rate=48000):
@@ -113,20 +113,13 @@ def main():
     seconds = float(sys.argv[2]) if len(sys.argv) == 3 else 10.0
     work = tempfile.mkdtemp(prefix="lightorgan-bench-page-")
     print(f"output in {work}", file=sys.stderr)
-    processes = []
-
-    def start(name, *arguments, wrapper=(), env=None):
-        process = Process(work, name, [lightorgan, *map(str, arguments)], wrapper=wrapper, env=env)
-        processes.append(process)
-        return process
-
+    start = Spawner(work, lightorgan)
     with private_network():
         host = PageHost(start, work)
         try:
             bench(host, start, work, seconds)
         finally:
-            for process in reversed(processes):
-                process.stop(timeout=3)
+            start.stop_all()
             host.close()
 
 

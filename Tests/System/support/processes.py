@@ -68,6 +68,27 @@ class Process:
             return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
+class Spawner:
+    """Starts processes in one folder (a test's, a benchmark's) and stops them all, newest first, with
+    `stop_all()` (the `spawn` fixture does at the end of its test, whatever happened)."""
+
+    def __init__(self, folder, executable):
+        self.folder, self.executable, self.processes = folder, executable, []
+
+    def __call__(self, name, *arguments, wrapper=(), env=None, binary=None, stdin=None):
+        """`lightorgan ARGUMENTS` (or `binary ARGUMENTS`) as a Process named `name`."""
+        return self.command(name, [binary or self.executable, *arguments], wrapper=wrapper, env=env, stdin=stdin)
+
+    def command(self, name, command, wrapper=(), env=None, stdin=None):
+        process = Process(self.folder, name, [str(part) for part in command], wrapper=wrapper, env=env, stdin=stdin)
+        self.processes.append(process)
+        return process
+
+    def stop_all(self):
+        for process in reversed(self.processes):
+            process.stop(timeout=3)
+
+
 def stop_popen(process, timeout=5):
     """Stops a subprocess.Popen: SIGTERM (after SIGCONT, in case it was stopped), SIGKILL after `timeout` s;
     its exit status. Nothing happens to one that has ended."""
