@@ -139,6 +139,7 @@ let package = Package(
                 "LightOrganAudio",
                 "LightOrganCore",
                 "LightOrganDiscovery",
+                "LightOrganNetwork",
                 "LightOrganSettings",
                 "LightOrganOutput",
                 "LightOrganServices",

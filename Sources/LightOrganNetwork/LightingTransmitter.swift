@@ -19,20 +19,32 @@ public import Logging
 /// allows (one `sendto(2)` per universe or DDP packet, on the caller's thread), else it keeps the
 /// frame for the next caller, whose newer frame replaces it (newest wins: what goes out is always
 /// the frame just made). Only when no frame follows within ``flushAfter`` does the transmitter's
-/// own thread send the kept one, so frames that keep coming cost that thread no wake-up. It also resolves the device's name (DNS and
-/// DNS-SD may block it, never the caller or another target), resends the last frame every
-/// ``keepAlive`` while nothing new comes (WLED gives up realtime mode after 2.5 s of silence, an
-/// E1.31 receiver declares data loss after 2.5 s), and, after `releaseAfter` of dark frames,
+/// own thread send the kept one, so frames that keep coming cost that thread no wake-up. It also
+/// resolves the device's name (DNS and DNS-SD may block it, never the caller or another target),
+/// repeats the last frame when nothing new comes — twice ``repeatGap`` apart, then every
+/// ``keepAlive`` (E1.31 §6.6.1: three packets of unchanged data before a source slows down,
+/// then a keep-alive within every second; WLED gives up realtime mode after 2.5 s of silence, an
+/// E1.31 receiver declares data loss after 2.5 s) — and, after `releaseAfter` of dark frames,
 /// lets the target go: sACN streams are terminated (three packets with the stream-terminated
 /// option, E1.31 §6.2.6) so receivers drop the source at once, and nothing more is sent until a
-/// lamp lights again. Nothing is sent before the first lit frame. ``stop()`` sends a dark frame,
-/// terminates the streams and ends the thread.
+/// lamp lights again. Nothing is sent before the first lit frame. ``stop()`` sends a dark frame
+/// and terminates the streams on the caller's thread at once, whatever the transmitter's own
+/// thread is doing (a name that takes seconds to resolve never delays the dark).
 ///
 /// An unreachable or unresolvable device costs its own thread a retry every second and nothing
 /// else; a full socket buffer drops the packet (counted).
 public final class LightingTransmitter: Sendable {
-    /// The longest the last frame goes unrepeated while the target is held.
-    public static let keepAlive: Int64 = 1_000_000_000
+    /// The longest the last frame goes unrepeated while the target is held, once it has gone out
+    /// three times: 800 ms, inside E1.31's one second with margin for a busy machine.
+    public static let keepAlive: Int64 = 800_000_000
+    /// How soon an unchanged frame is sent again, twice, before the keep-alives: longer than the
+    /// gap between a sender's frames, so a flowing stream never wakes the thread for a repeat.
+    static let repeatGap: Int64 = 100_000_000
+    /// Packets of the same frame before the transmitter slows down to ``keepAlive``.
+    static let sendsBeforeKeepAlive = 3
+    /// How long ``stop()`` waits for the transmitter's own thread to end; one blocked in DNS is
+    /// left to end by itself (it sends nothing more).
+    public static let stopWait: Int64 = 50_000_000
     /// How long a frame kept for its slot waits for a newer one before the thread sends it
     /// itself: frames that keep coming are sent by their own callers, the thread stays asleep.
     static let flushAfter: Int64 = 60_000_000
@@ -40,6 +52,8 @@ public final class LightingTransmitter: Sendable {
     static let retryResolve: Int64 = 1_000_000_000
     /// How often a resolved name is resolved again (a device that changed address is followed).
     static let refreshResolve: Int64 = 30_000_000_000
+    /// How often a discovered target asks its locator again (nodes come and go).
+    static let refreshDiscovered: Int64 = 3_000_000_000
 
     /// Where it sends, and what.
     public let patch: LightingPatch
@@ -48,15 +62,15 @@ public final class LightingTransmitter: Sendable {
     private let interval: Int64
     private let slack: Int64
     private let releaseAfter: Int64
-    private let locate: @Sendable () -> String?
+    private let locate: @Sendable () -> [String]
     private let logger: Logger
 
     private struct State {
         var renderer: FixtureRenderer
         var packetizer: LightingPacketizer
         var socket: LightingSocket?
-        /// The host the socket was resolved from, and when to resolve again.
-        var resolvedHost: String?
+        /// The hosts the socket was resolved from, and when to resolve again.
+        var resolvedHosts: [String] = []
         var nextResolve: Int64 = 0
         /// The newest frame not sent yet, and since when one has been waiting.
         var pending: LevelFrame?
@@ -67,6 +81,10 @@ public final class LightingTransmitter: Sendable {
         /// The earliest time the next packet may go (slots `interval` apart).
         var nextSlot: Int64 = 0
         var lastSendAt: Int64 = 0
+        /// How many packets in a row carried ``lastShown`` (repeats and keep-alives included).
+        var sendsOfLast = 0
+        /// The patch check's step shown instead of the levels (``check(_:)``), if any.
+        var checkStep: PatchCheck.Step?
         /// When a lamp was last lit (or the transmitter started).
         var litAt: Int64
         /// Let go after darkness (and before the first lit frame): nothing is sent until a lamp lights.
@@ -87,11 +105,12 @@ public final class LightingTransmitter: Sendable {
     ///
     /// - Parameters:
     ///   - releaseAfter: how long all-dark frames keep the target held before it is let go.
-    ///   - locate: the host to send to now (the target's own, or the WLED device DNS-SD chose);
-    ///     nil while there is none. Called on the transmitter's thread.
+    ///   - locate: the hosts to send to now (the target's own, the WLED device DNS-SD chose, the
+    ///     Art-Net nodes that answered ArtPoll); empty while there is none. Called on the
+    ///     transmitter's thread.
     public init(
         patch: LightingPatch, source: LightingSource, releaseAfter: Duration, logger: Logger,
-        locate: (@Sendable () -> String?)? = nil
+        locate: (@Sendable () -> [String])? = nil
     ) {
         self.patch = patch
         let renderer = FixtureRenderer(patch: patch)
@@ -100,9 +119,9 @@ public final class LightingTransmitter: Sendable {
         interval = 1_000_000_000 / Int64(patch.target.rate)
         slack = interval / 4
         self.releaseAfter = Int64(releaseAfter / .nanoseconds(1))
-        let host = patch.target.host == LightingTarget.multicast ? "239.255.0.1"
-            : patch.target.host == LightingTarget.broadcast ? "255.255.255.255" : patch.target.host
-        self.locate = locate ?? { host }
+        // Multicast: a placeholder group, replaced by each packet's universe's.
+        let host = patch.target.host == LightingTarget.multicast ? "239.255.0.1" : patch.target.host
+        self.locate = locate ?? { [host] }
         self.logger = logger
         let universes = patch.target.kind == .ddp ? "" : ", universe\(patch.universes.count > 1 ? "s" : "") \(patch.universes.map(String.init).joined(separator: ", "))"
         logger.info(
@@ -118,7 +137,7 @@ public final class LightingTransmitter: Sendable {
             let now = MonotonicClock.nanoseconds()
             let previous = state.lastShown
             state.lastShown = frame
-            if !frame.isOff { state.litAt = now }
+            if !frame.isOff || state.checkStep != nil { state.litAt = now }
             var resumed = false
             if state.released {
                 guard !frame.isOff else { return false }
@@ -145,16 +164,37 @@ public final class LightingTransmitter: Sendable {
         if wake { condition.signal() }
     }
 
-    /// Turns the target's lamps dark, terminates its streams and ends its thread; waits for that
-    /// (a few ms). Later frames are ignored.
+    /// The patch check: shows `step` (its channels at full, every other dark) until the next
+    /// call; nil turns it dark and goes back to showing levels.
+    public func check(_ step: PatchCheck.Step?) {
+        condition.withLock { $0.checkStep = step }
+        show(step == nil ? .off : LevelFrame(bass: 255, mid: 255, treble: 255))
+    }
+
+    /// Turns the target's lamps dark and terminates its streams now, on the caller's thread, then
+    /// lets its thread end (waiting for that at most ``stopWait``). Later frames are ignored.
     public func stop() {
+        beginStop()
+        endStop(waitingUntil: MonotonicClock.nanoseconds() + Self.stopWait)
+    }
+
+    /// The first half of ``stop()``: dark and terminated now (a few `sendto`s, never a wait), the
+    /// thread told to end. Stopping several targets, begin them all, then end them.
+    public func beginStop() {
         let first = condition.withLock { state -> Bool in
-            defer { state.stopping = true }
-            return !state.stopping
+            guard !state.stopping else { return false }
+            state.stopping = true
+            letGo(&state, now: MonotonicClock.nanoseconds())
+            return true
         }
-        guard first else { return }
-        condition.signal()
-        finished.wait()
+        if first { condition.signal() }
+    }
+
+    /// The second half of ``stop()``: waits for the thread to end, until `deadline` (monotonic ns)
+    /// at the latest; a thread still blocked then (resolving a name) ends by itself later.
+    public func endStop(waitingUntil deadline: Int64) {
+        let left = max(0, deadline - MonotonicClock.nanoseconds())
+        _ = finished.wait(timeout: .now() + .nanoseconds(Int(left)))
     }
 
     /// Packets sent, dropped and failed since the last call, and the problem now, if any:
@@ -180,17 +220,14 @@ public final class LightingTransmitter: Sendable {
         defer { finished.signal() }
         while true {
             // Resolving may block: never under the lock.
-            let wanted = condition.withLock { state -> String?? in
-                state.stopping || MonotonicClock.nanoseconds() < state.nextResolve ? .none : .some(locate())
+            let wanted = condition.withLock { state -> [String]? in
+                state.stopping || MonotonicClock.nanoseconds() < state.nextResolve ? nil : locate()
             }
-            if case .some(let host) = wanted { resolve(host) }
+            if let hosts = wanted { resolve(hosts) }
             let stop = condition.withLock { state -> Bool in
                 while true {
                     let now = MonotonicClock.nanoseconds()
-                    if state.stopping {
-                        letGo(&state, now: now)
-                        return true
-                    }
+                    if state.stopping { return true }  // dark and terminated by stop() already
                     if now >= state.nextResolve { return false }
                     if let frame = state.pending, now >= max(state.nextSlot - slack, state.pendingSince + Self.flushAfter) {
                         state.pending = nil
@@ -200,8 +237,8 @@ public final class LightingTransmitter: Sendable {
                         if state.lastShown.isOff, now - state.litAt >= releaseAfter {
                             letGo(&state, now: now)
                             logger.info("\(patch.target): lamps dark for \(Double(releaseAfter) / 1e9) s; let go until they light again")
-                        } else if now - state.lastSendAt >= Self.keepAlive {
-                            send(state.lastShown, in: &state, now: now)
+                        } else if state.pending == nil, now >= repeatDue(state) {
+                            send(state.lastShown, in: &state, now: now, repeated: true)
                         }
                     }
                     var deadline = state.nextResolve
@@ -209,7 +246,7 @@ public final class LightingTransmitter: Sendable {
                         deadline = min(deadline, max(state.nextSlot - slack, state.pendingSince + Self.flushAfter))
                     }
                     if !state.released {
-                        deadline = min(deadline, state.lastSendAt + Self.keepAlive)
+                        if state.pending == nil { deadline = min(deadline, repeatDue(state)) }
                         if state.lastShown.isOff { deadline = min(deadline, state.litAt + releaseAfter) }
                     }
                     state.threadDeadline = deadline
@@ -221,30 +258,35 @@ public final class LightingTransmitter: Sendable {
         }
     }
 
-    /// Opens a socket to `host` (nil: none known yet), logging changes once.
-    private func resolve(_ host: String?) {
+    /// When the last frame is due again: ``repeatGap`` after it went out until it has gone out
+    /// ``sendsBeforeKeepAlive`` times, then ``keepAlive``.
+    private func repeatDue(_ state: State) -> Int64 {
+        state.lastSendAt + (state.sendsOfLast < Self.sendsBeforeKeepAlive ? max(Self.repeatGap, interval) : Self.keepAlive)
+    }
+
+    /// Opens a socket to `hosts` (empty: none known yet), logging changes once.
+    private func resolve(_ hosts: [String]) {
         var socket: LightingSocket?
         var problem: String?
-        if let host {
+        if !hosts.isEmpty {
             do {
-                socket = try LightingSocket(host: host, port: patch.target.port)
+                socket = try LightingSocket(hosts: hosts, port: patch.target.port, interface: patch.target.interface)
             } catch {
                 problem = "\(error)"
             }
         } else {
-            problem = "no WLED device found yet (DNS-SD _wled._tcp)"
+            problem = patch.target.kind == .artnet ? "no Art-Net node answered ArtPoll yet" : "no WLED device found yet (DNS-SD _wled._tcp)"
         }
         condition.withLock { state in
             let now = MonotonicClock.nanoseconds()
             if let socket {
-                if state.resolvedHost != host || state.socket?.addressText != socket.addressText {
-                    let shown = host == socket.addressText ? host! : "\(host!) (\(socket.addressText))"
-                    logger.info("\(patch.target): sending to \(shown):\(patch.target.port)")
+                if state.resolvedHosts != hosts || state.socket?.addressText != socket.addressText {
+                    logger.info("\(patch.target): sending to \(destinationText(hosts: hosts, socket: socket))")
                 }
                 state.socket = socket
-                state.resolvedHost = host
+                state.resolvedHosts = hosts
                 state.lastProblem = nil
-                state.nextResolve = now + Self.refreshResolve
+                state.nextResolve = now + (patch.target.isDiscovered ? Self.refreshDiscovered : Self.refreshResolve)
             } else {
                 if state.lastProblem != problem, let problem {
                     logger.warning("\(patch.target): \(problem); retrying every second")
@@ -256,10 +298,36 @@ public final class LightingTransmitter: Sendable {
         }
     }
 
-    /// Renders and sends `frame` (every universe, or every DDP packet).
-    private func send(_ frame: LevelFrame, in state: inout State, now: Int64, terminated: Bool = false) {
-        state.renderer.render(frame)
+    /// Where the packets go, as the log says it: `239.255.0.1, 239.255.0.2 (the groups of
+    /// universes 1, 2) on eth1`, `10.0.0.255 (broadcast) on eth1`, `wled.local (10.0.0.7):4048`.
+    private func destinationText(hosts: [String], socket: LightingSocket) -> String {
+        let link = socket.interface.isEmpty ? "" : " on \(socket.interface)"
+        let target = patch.target
+        if target.host == LightingTarget.multicast {
+            let universes = patch.universes + (target.syncUniverse.map { [$0] } ?? [])
+            let groups = universes.map { "239.255.\($0 >> 8).\($0 & 0xff)" }
+            let which = universes.count > 1 ? "the groups of universes" : "the group of universe"
+            let sync = target.syncUniverse.map { ", synchronized on \($0)" } ?? ""
+            return "\(groups.joined(separator: ", ")):\(target.port) (\(which) \(universes.map(String.init).joined(separator: ", "))\(sync))"
+                + (link.isEmpty ? " by the default route's link" : link)
+        }
+        if target.host == LightingTarget.broadcast {
+            return "\(socket.addressText):\(target.port) (broadcast)" + (link.isEmpty ? " by the default route's link" : link)
+        }
+        let shown = hosts.joined(separator: ", ") == socket.addressText ? socket.addressText : "\(hosts.joined(separator: ", ")) (\(socket.addressText))"
+        return "\(shown):\(target.port)\(link)"
+    }
+
+    /// Renders and sends `frame` (every universe, or every DDP packet); `repeated`: the same
+    /// frame again (a repeat or keep-alive).
+    private func send(_ frame: LevelFrame, in state: inout State, now: Int64, terminated: Bool = false, repeated: Bool = false) {
+        if let step = state.checkStep, !frame.isOff {
+            state.renderer.render(step)
+        } else {
+            state.renderer.render(frame)
+        }
         state.packetizer.encode(state.renderer, terminated: terminated)
+        state.sendsOfLast = repeated ? state.sendsOfLast + 1 : 1
         state.lastSendAt = now
         // Slots `interval` apart; a late frame leaves credit for up to two more at once, so frames
         // bunched by a busy machine (or a timer) are not lost while the long-run rate stays within

@@ -18,13 +18,13 @@ public struct LightingOutputs: Sendable {
     /// `receive`); `locate` gives the host of a target found by DNS-SD (`ddp://auto`).
     public init(
         _ patches: [LightingPatch], role: String, releaseAfter: Double, logger: Logger,
-        locate: (LightingTarget) -> (@Sendable () -> String?)? = { _ in nil }
+        locate: (LightingPatch) -> (@Sendable () -> [String])? = { _ in nil }
     ) {
         let source = LightingSource(cid: Self.stableIdentifier(role: role), name: Self.sourceName(role: role))
         transmitters = patches.map { patch in
             LightingTransmitter(
                 patch: patch, source: source, releaseAfter: .milliseconds(Int64(releaseAfter * 1000)), logger: logger,
-                locate: locate(patch.target))
+                locate: locate(patch))
         }
     }
 
@@ -33,9 +33,29 @@ public struct LightingOutputs: Sendable {
         for transmitter in transmitters { transmitter.show(frame) }
     }
 
-    /// Darkens every target, terminates its streams and ends its thread.
+    /// Darkens every target and terminates its streams at once, all before any waits, then lets
+    /// their threads end (waiting 50 ms at most, however many targets and whatever they do).
     public func stop() {
-        for transmitter in transmitters { transmitter.stop() }
+        for transmitter in transmitters { transmitter.beginStop() }
+        let deadline = MonotonicClock.nanoseconds() + LightingTransmitter.stopWait
+        for transmitter in transmitters { transmitter.endStop(waitingUntil: deadline) }
+    }
+
+    /// The patch check: every fixture and part of every target lit alone at full, in turn, for
+    /// `seconds`, then dark for a quarter of that; `say` names each (`wash bass: sACN universe 1,
+    /// channel 1 at 10.0.0.60`) as it lights. Ends dark; throws CancellationError when cancelled
+    /// (dark too).
+    public func checkPatch(seconds: Double, say: @Sendable (String) -> Void) async throws {
+        defer { for transmitter in transmitters { transmitter.check(nil) } }
+        for transmitter in transmitters {
+            for step in PatchCheck(transmitter.patch).steps {
+                say(step.label)
+                transmitter.check(step)
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                transmitter.check(nil)
+                try await Task.sleep(for: .milliseconds(Int64(seconds * 250)))
+            }
+        }
     }
 
     /// `lightorgan send on laptop` (the sACN source name receivers show).

@@ -67,10 +67,42 @@ struct LightingSettingsTests {
         #expect(settings.warnings.isEmpty)
     }
 
-    @Test("a fixture whose target no list names is a warning, not an error")
+    @Test("a fixture whose target no list names stops the command, naming the devices it could mean")
     func unusedFixture() async throws {
-        let settings = try await load("fixtures:\n  wash:\n    target: sacn://10.0.0.9\n")
-        #expect(settings.warnings == ["fixtures.wash: its target sacn://10.0.0.9:5568 is in neither sender.hosts nor receiver.forward, so nothing drives it"])
+        await expectError(
+            "fixtures.wash.target = sacn://10.0.0.9 is in neither sender.hosts nor receiver.forward, so nothing would drive the fixture; add it to one of them",
+            "fixtures:\n  wash:\n    target: sacn://10.0.0.9\n")
+        await expectError(
+            "fixtures.wash.target = sacn://10.0.0.8 is in neither sender.hosts nor receiver.forward, so nothing would drive the fixture; allowed: one of sacn://10.0.0.9:5568, or add it to a list",
+            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.8\n")
+    }
+
+    @Test("a setting that would mean nothing on its protocol or layout is refused")
+    func inapplicableSettings() async {
+        await expectError(
+            "sender.hosts = ddp://10.0.0.9?universe=2 is not allowed: `ddp://10.0.0.9?universe=2`: universe does not apply to DDP, which has one byte space per device; allowed after ?: rate, interface, address, layout, pixels, gamma",
+            "sender:\n  hosts: [ddp://10.0.0.9?universe=2]\n")
+        await expectError(
+            "sender.hosts = sacn://10.0.0.9?pixels=30 has sacn://10.0.0.9:5568 with pixels=30, which applies to the strip layouts (segments, blend) only; the dimmers layout has 3 channels",
+            "sender:\n  hosts: [sacn://10.0.0.9?pixels=30]\n")
+        await expectError(
+            "fixtures.wash.universe = 2 does not apply to DDP, which has one byte space per device; address says where the fixture starts",
+            "sender:\n  hosts: [ddp://10.0.0.9]\nfixtures:\n  wash:\n    target: ddp://10.0.0.9\n    universe: 2\n")
+        await expectError(
+            "fixtures.wash.palette = red, green, blue applies to the colour layouts (rgb, rgbw, segments, blend) only; dimmers are three plain channels",
+            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    palette: red, green, blue\n")
+        await expectError(
+            "sender.hosts = ddp://10.0.0.9?address=2 has ddp://10.0.0.9:4048 whose address 2 is not where a pixel starts: DDP pixels are 3 bytes; allowed: 1, 4, 7, … (pixel n starts at byte 3n+1)",
+            "sender:\n  hosts: [ddp://10.0.0.9?address=2]\n")
+        await expectError(
+            "sender.hosts = artnet://10.0.0.9?priority=120 is not allowed: `artnet://10.0.0.9?priority=120`: unknown setting `priority` (priority is sACN's); allowed after ?: rate, interface, universe, address, layout, pixels, gamma",
+            "sender:\n  hosts: [artnet://10.0.0.9?priority=120]\n")
+        await expectError(
+            "sender.hosts = sacn://multicast?interface=eth/0 is not allowed: `sacn://multicast?interface=eth/0`: interface=eth/0 is not a network interface's name; allowed: 1…15 characters without /, : or spaces (eth0, wlan0; `ip link` lists them)",
+            "sender:\n  hosts: [sacn://multicast?interface=eth/0]\n")
+        await expectError(
+            "sender.hosts = sacn://10.0.0.9?sync=0 is not allowed: `sacn://10.0.0.9?sync=0`: sync=0 is not a universe; allowed: 1…63999 (the universe of the synchronization packets)",
+            "sender:\n  hosts: [sacn://10.0.0.9?sync=0]\n")
     }
 
     @Test("bad lighting settings stop with one line naming the key, the value and what is allowed")

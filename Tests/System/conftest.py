@@ -23,6 +23,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from support import caches  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
+from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -224,3 +225,14 @@ def netns():
     with private_network() as holder:
         yield holder
 
+
+@pytest.fixture
+def olad(request, netns, tmp_path):
+    """A real olad listening on sACN universes 1 and 2 and Art-Net port-addresses 1 and 2 (or the
+    (protocol, universe) pairs of an indirect parameter), behind a veth pair in the test's network
+    namespace (started in well under a second)."""
+    server = Olad(str(tmp_path), **({"universes": request.param} if hasattr(request, "param") else {}))
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -9,30 +9,15 @@ clock in both namespaces). The figures of benchmarks/lighting.py (scripts/bench-
 same fixture.
 """
 import signal
-import socket
-import subprocess
-import threading
 import time
 
 import pytest
 
 from support import ddp_reference
-from support.olad import Olad
+from support.datagrams import DatagramListener, decode_ddp
 from support.processes import applied, made, percentile, wait_for
 
 pytestmark = [pytest.mark.lighting]
-
-
-@pytest.fixture
-def olad(request, netns, tmp_path):
-    """A real olad listening on sACN universes 1 and 2 and Art-Net port-addresses 1 and 2 (or the
-    (protocol, universe) pairs of an indirect parameter), behind a veth pair in the test's network
-    namespace (started in well under a second)."""
-    server = Olad(str(tmp_path), **({"universes": request.param} if hasattr(request, "param") else {}))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def sender(spawn, name, hosts, *extra):
@@ -226,63 +211,10 @@ def test_unreachable_targets_slow_neither_the_others_nor_the_frames(olad, spawn,
           f"p99 {percentile(latencies, 0.99):.1f} ms")
 
 
-@pytest.mark.parametrize("hosts, expected", [("dmx://10.0.0.9", "unknown scheme dmx://"),
-                                             ("sacn://10.0.0.9?universe=64000", "out of range 1…63999"),
-                                             ("artnet://10.0.0.9?address=511&layout=rgbw", "past channel 512")],
-                         ids=["scheme", "universe", "address"])
-def test_bad_lighting_settings_exit_2_with_one_line(netns, lightorgan, check, hosts, expected):
-    """Bad lighting settings stop with exit status 2 and one line naming the key, the value and what is allowed."""
-    result = subprocess.run([lightorgan, "send", "--pattern", "counter", "--hosts", hosts], capture_output=True,
-                            text=True, timeout=10)
-    lines = result.stderr.strip().splitlines()
-    check(f"--hosts {hosts}: exit 2 and one line", result.returncode == 2 and len(lines) == 1
-          and expected in lines[0] and "sender.hosts" in lines[0], result.stderr.strip())
-
-
-class DDPListener:
-    """A UDP socket on this side that keeps every datagram with its arrival time."""
-
-    def __init__(self):
-        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.socket.bind(("127.0.0.1", 0))
-        self.port = self.socket.getsockname()[1]
-        self.packets = []
-        self.closing = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self):
-        while True:
-            try:
-                data = self.socket.recv(2048)
-            except OSError:
-                return
-            if self.closing:
-                return
-            self.packets.append((time.clock_gettime(time.CLOCK_MONOTONIC), data))
-
-    def close(self):
-        # shutdown wakes the thread's recv (with b""; a close alone would leave it blocked on the socket).
-        self.closing = True
-        try:
-            self.socket.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self.socket.close()
-        self.thread.join(2)
-
-
-def decode_ddp(packet):
-    """The published DDP header (10 bytes), read by this test itself."""
-    return {"flags": packet[0], "sequence": packet[1] & 0x0f, "data_type": packet[2], "id": packet[3],
-            "offset": int.from_bytes(packet[4:8], "big"), "length": int.from_bytes(packet[8:10], "big"),
-            "data": packet[10:]}
-
-
 @pytest.mark.timing
 def test_ddp_strip_gets_every_frame_in_order_by_two_decoders(netns, spawn, check):
     """DDP: a 600-pixel strip in segments, two packets a frame, read by two decoders: every frame, in order."""
-    listener = DDPListener()
+    listener = DatagramListener()
     try:
         process = sender(spawn, "ddp", f"ddp://127.0.0.1:{listener.port}?rate=250&layout=segments&pixels=600&gamma=1")
         time.sleep(5)
@@ -290,8 +222,8 @@ def test_ddp_strip_gets_every_frame_in_order_by_two_decoders(netns, spawn, check
         time.sleep(0.2)
     finally:
         listener.close()
-    ours = [decode_ddp(data) for _, data in listener.packets]
-    theirs = [ddp_reference.parse(data) for _, data in listener.packets]
+    ours = [decode_ddp(data) for _, data, _ in listener.packets]
+    theirs = [ddp_reference.parse(data) for _, data, _ in listener.packets]
     frames, problems, current = [], [], bytearray(1800)
     previous_sequence = None
     for mine, reference in zip(ours, theirs):

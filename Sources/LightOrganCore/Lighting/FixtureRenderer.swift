@@ -56,6 +56,19 @@ public struct FixtureRenderer: Sendable {
         }
     }
 
+    /// Fills ``buffers`` with one step of the patch check: its channels at 255, every other 0.
+    public mutating func render(_ step: PatchCheck.Step) {
+        for index in buffers.indices {
+            for channel in buffers[index].indices { buffers[index][channel] = 0 }
+        }
+        for span in patch.spans where span.fixture == step.fixture {
+            let buffer = patch.universes.firstIndex(of: span.universe)!
+            for offset in 0..<span.count where step.channels.contains(span.fixtureChannel + offset) {
+                buffers[buffer][span.channel + offset] = 255
+            }
+        }
+    }
+
     /// The channels of `fixture` for the bands' light (each 0…1), into the first
     /// ``Fixture/channelCount`` bytes of `channels`.
     static func channels(of fixture: Fixture, light bands: SIMD3<Float>, into channels: inout [UInt8]) {

@@ -5,7 +5,10 @@
 ///   packet identifier `ASC-E1.17`, vector 4, the source's CID), framing layer (vector 2, source
 ///   name, priority, sync address 0, sequence, options, universe), DMP layer (vector 2, 0xA1,
 ///   first address 0, increment 1, count, start code 0, the channels). Options bit 0x40 marks
-///   stream-terminated packets, sent three times on stop so receivers let go at once.
+///   stream-terminated packets, sent three times on stop so receivers let go at once. With a
+///   synchronization universe (``LightingTarget/syncUniverse``) the data packets carry it and each
+///   frame ends with an E1.31 synchronization packet (root vector 8, framing vector 1, its own
+///   sequence, the universe, 49 bytes), on which receivers show every universe of the frame at once.
 /// - Art-Net 4: one ArtDmx per universe (`Art-Net\0`, OpCode 0x5000 little-endian, protocol 14,
 ///   sequence 1…255, physical 0, SubUni and Net of the 15-bit port-address, big-endian length).
 /// - DDP: the byte space in packets of at most ``ddpPacketData`` bytes, each with the 10-byte
@@ -21,24 +24,34 @@ public struct LightingPacketizer: Sendable {
     /// DDP: bytes before the data.
     static let ddpHeader = 10
 
+    /// sACN: bytes of a synchronization packet.
+    static let e131SyncLength = 49
+
     /// The packets of the last ``encode(_:terminated:)``, each with its universe (for sACN
-    /// multicast groups; 0 for DDP). Only the first ``packetCount`` are meaningful.
+    /// multicast groups; 0 for DDP), the synchronization packet last. Only the first
+    /// ``packetCount`` are meaningful.
     public private(set) var packets: [(universe: Int, bytes: [UInt8])]
     /// How many of ``packets`` the last encode filled.
     public private(set) var packetCount = 0
     private let kind: LightingProtocol
     private var sequences: [UInt8]
     private var ddpSequence: UInt8 = 0
+    private var syncSequence: UInt8 = 0
+    /// Whether the last of ``packets`` is an E1.31 synchronization packet.
+    private let synchronized: Bool
 
     /// A packetizer for what `renderer` renders, sent as `source` with sACN `priority`.
     public init(for renderer: FixtureRenderer, source: LightingSource, priority: Int) {
         kind = renderer.patch.target.kind
+        synchronized = kind == .sacn && renderer.patch.target.syncUniverse != nil
         sequences = [UInt8](repeating: 0, count: renderer.patch.universes.count)
         switch kind {
         case .sacn:
+            let sync = renderer.patch.target.syncUniverse
             packets = zip(renderer.patch.universes, renderer.slotCounts).map { universe, slots in
-                (universe, Self.e131Template(universe: universe, slots: slots, source: source, priority: priority))
+                (universe, Self.e131Template(universe: universe, slots: slots, source: source, priority: priority, sync: sync ?? 0))
             }
+            if let sync { packets.append((sync, Self.e131SyncTemplate(sync: sync, source: source))) }
         case .artnet:
             packets = zip(renderer.patch.universes, renderer.slotCounts).map { universe, slots in
                 (universe, Self.artDmxTemplate(universe: universe, slots: slots))
@@ -48,7 +61,7 @@ public struct LightingPacketizer: Sendable {
             let count = max(1, (total + Self.ddpPacketData - 1) / Self.ddpPacketData)
             packets = (0..<count).map { index in
                 let offset = index * Self.ddpPacketData
-                var bytes = Self.ddpTemplate(offset: offset, length: min(Self.ddpPacketData, total - offset))
+                var bytes = Self.ddpTemplate(offset: offset, length: min(Self.ddpPacketData, total - offset), pixelBytes: renderer.patch.ddpPixelBytes)
                 if index == count - 1 { bytes[0] |= 0x01 }  // push: show the frame
                 return (0, bytes)
             }
@@ -59,7 +72,8 @@ public struct LightingPacketizer: Sendable {
     public mutating func encode(_ renderer: FixtureRenderer, terminated: Bool = false) {
         switch kind {
         case .sacn:
-            for index in packets.indices {
+            let data = packets.count - (synchronized ? 1 : 0)
+            for index in 0..<data {
                 sequences[index] &+= 1
                 let buffer = renderer.buffers[index]
                 packets[index].bytes.withUnsafeMutableBufferPointer { bytes in
@@ -68,7 +82,12 @@ public struct LightingPacketizer: Sendable {
                     for channel in 0..<renderer.slotCounts[index] { bytes[Self.e131Header + channel] = buffer[channel] }
                 }
             }
-            packetCount = packets.count
+            // The frame's synchronization packet, after its data; none after a terminated stream.
+            if synchronized && !terminated {
+                syncSequence &+= 1
+                packets[data].bytes[44] = syncSequence
+            }
+            packetCount = terminated ? data : packets.count
         case .artnet:
             for index in packets.indices {
                 // 0 means "no sequence" to Art-Net receivers: count 1…255.
@@ -96,25 +115,20 @@ public struct LightingPacketizer: Sendable {
         }
     }
 
-    /// An E1.31 data packet for `slots` channels of `universe`, sequence 0, all channels 0.
-    static func e131Template(universe: Int, slots: Int, source: LightingSource, priority: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: e131Header + slots)
+    /// An E1.31 data packet for `slots` channels of `universe`, sequence 0, all channels 0,
+    /// synchronized on universe `sync` (0: not synchronized).
+    static func e131Template(universe: Int, slots: Int, source: LightingSource, priority: Int, sync: Int = 0) -> [UInt8] {
+        var bytes = e131Root(count: e131Header + slots, vector: 0x04, source: source)  // VECTOR_ROOT_E131_DATA
         func put16(_ value: Int, at offset: Int) {
             bytes[offset] = UInt8(value >> 8 & 0xff)
             bytes[offset + 1] = UInt8(value & 0xff)
         }
-        // Root layer.
-        put16(0x0010, at: 0)  // preamble size; postamble size (2…3) stays 0
-        for (index, byte) in "ASC-E1.17".utf8.enumerated() { bytes[4 + index] = byte }  // 4…15, zero-padded
-        put16(0x7000 | (bytes.count - 16), at: 16)  // flags and length of everything from byte 16
-        bytes[21] = 0x04  // VECTOR_ROOT_E131_DATA (18…21)
-        for (index, byte) in source.cid.enumerated() { bytes[22 + index] = byte }  // 22…37
         // Framing layer.
         put16(0x7000 | (bytes.count - 38), at: 38)
         bytes[43] = 0x02  // VECTOR_E131_DATA_PACKET (40…43)
         for (index, byte) in source.name.utf8.prefix(63).enumerated() { bytes[44 + index] = byte }  // 44…107, NUL-terminated
         bytes[108] = UInt8(priority)
-        // 109…110 synchronisation address 0, 111 sequence, 112 options.
+        put16(sync, at: 109)  // synchronization address; 111 sequence, 112 options
         put16(universe, at: 113)
         // DMP layer.
         put16(0x7000 | (bytes.count - 115), at: 115)
@@ -124,6 +138,29 @@ public struct LightingPacketizer: Sendable {
         put16(0x0001, at: 121)  // address increment
         put16(slots + 1, at: 123)  // property value count: the start code and the channels
         bytes[125] = 0x00  // DMX512 start code
+        return bytes
+    }
+
+    /// An E1.31 synchronization packet for universe `sync`, sequence 0 (E1.31-2018 §6.3).
+    static func e131SyncTemplate(sync: Int, source: LightingSource) -> [UInt8] {
+        var bytes = e131Root(count: e131SyncLength, vector: 0x08, source: source)  // VECTOR_ROOT_E131_EXTENDED
+        bytes[38] = 0x70  // flags and length of the framing layer: 11 bytes
+        bytes[39] = UInt8(e131SyncLength - 38)
+        bytes[43] = 0x01  // VECTOR_E131_EXTENDED_SYNCHRONIZATION (40…43); 44 sequence
+        bytes[45] = UInt8(sync >> 8 & 0xff)
+        bytes[46] = UInt8(sync & 0xff)
+        return bytes  // 47…48 reserved, 0
+    }
+
+    /// `count` bytes starting with an E1.31 root layer of `vector` from `source`.
+    private static func e131Root(count: Int, vector: UInt8, source: LightingSource) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes[1] = 0x10  // preamble size 0x0010; postamble size (2…3) stays 0
+        for (index, byte) in "ASC-E1.17".utf8.enumerated() { bytes[4 + index] = byte }  // 4…15, zero-padded
+        bytes[16] = UInt8(0x70 | (count - 16) >> 8)  // flags and length of everything from byte 16
+        bytes[17] = UInt8((count - 16) & 0xff)
+        bytes[21] = vector  // 18…21
+        for (index, byte) in source.cid.enumerated() { bytes[22 + index] = byte }  // 22…37
         return bytes
     }
 
@@ -143,11 +180,13 @@ public struct LightingPacketizer: Sendable {
         return bytes
     }
 
-    /// A DDP packet carrying `length` bytes from byte `offset`; the last of a frame is pushed.
-    static func ddpTemplate(offset: Int, length: Int) -> [UInt8] {
+    /// A DDP packet carrying `length` bytes from byte `offset`, of pixels of `pixelBytes` (3 or 4)
+    /// bytes; the last of a frame is pushed.
+    static func ddpTemplate(offset: Int, length: Int, pixelBytes: Int = 3) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: ddpHeader + max(0, length))
         bytes[0] = 0x40  // version 1; push is set below on the frame's last packet
-        bytes[2] = 0x0b  // data type: RGB, 8 bits a channel
+        // Data type: bits 5…3 the pixel (1 RGB, 3 RGBW), bits 2…0 the size of a channel (3: 8 bits).
+        bytes[2] = pixelBytes == 4 ? 0x1b : 0x0b
         bytes[3] = 0x01  // destination: the default output device (the display)
         bytes[4] = UInt8(offset >> 24 & 0xff)
         bytes[5] = UInt8(offset >> 16 & 0xff)

@@ -34,6 +34,9 @@ public struct LightingPatch: Sendable, Equatable {
     /// Universes used, ascending (`[0]` for DDP).
     public let universes: [Int]
 
+    /// DDP: bytes of one pixel, 4 when every fixture is rgbw (DDP data type RGBW), else 3 (RGB).
+    public var ddpPixelBytes: Int { fixtures.allSatisfy { $0.layout == .rgbw } ? 4 : 3 }
+
     /// Places `fixtures` on `target`.
     ///
     /// - Throws: ``Problem`` for a universe out of range, a fixture past the end of its universe
@@ -44,6 +47,15 @@ public struct LightingPatch: Sendable, Equatable {
         var spans: [Span] = []
         for (index, fixture) in fixtures.enumerated() {
             spans += try Self.place(fixture, index: index, on: target.kind)
+        }
+        // A DDP packet says one pixel format for all its bytes: RGB (3 bytes) or RGBW (4).
+        if target.kind == .ddp, let rgbw = fixtures.first(where: { $0.layout == .rgbw }),
+            let other = fixtures.first(where: { $0.layout != .rgbw })
+        {
+            throw Problem(
+                fixture: other.name, field: "layout",
+                text: "puts \(other.layout) (3-byte pixels) beside \(rgbw.name)'s rgbw (4-byte pixels) on \(target.address), "
+                    + "but a DDP device reads one pixel format; allowed: rgbw for every fixture on it, or none")
         }
         // Two fixtures on the same channels of a universe.
         for (i, span) in spans.enumerated() {
@@ -74,6 +86,13 @@ public struct LightingPatch: Sendable, Equatable {
             let limit = LightingProtocol.ddpChannels
             guard (1...limit).contains(fixture.address) else {
                 throw Problem(fixture: fixture.name, field: "address", text: "is out of range 1…\(limit) (DDP: the first byte)")
+            }
+            let pixelBytes = fixture.layout == .rgbw ? 4 : 3
+            guard (fixture.address - 1) % pixelBytes == 0 else {
+                let starts = pixelBytes == 4 ? "1, 5, 9, … (pixel n starts at byte 4n+1)" : "1, 4, 7, … (pixel n starts at byte 3n+1)"
+                throw Problem(
+                    fixture: fixture.name, field: "address",
+                    text: "is not where a pixel starts: DDP pixels are \(pixelBytes) bytes\(pixelBytes == 4 ? " (rgbw)" : ""); allowed: \(starts)")
             }
             guard fixture.address - 1 + count <= limit else {
                 throw Problem(

@@ -48,6 +48,21 @@ public enum FixtureSettings {
         return fixture
     }
 
+    /// What is wrong with having set `field` on `fixture` on a `kind` target, once all its fields
+    /// are read: a setting that would mean nothing there is refused, not ignored.
+    static func inapplicable(_ field: String, to fixture: Fixture, on kind: LightingProtocol) -> SettingProblemText? {
+        switch field {
+        case "universe" where kind == .ddp:
+            SettingProblemText("does not apply to DDP, which has one byte space per device; address says where the fixture starts")
+        case "pixels" where !fixture.layout.isStrip:
+            SettingProblemText("applies to the strip layouts (segments, blend) only; the \(fixture.layout) layout has \(fixture.channelCount) channels")
+        case "palette" where fixture.layout == .dimmers:
+            SettingProblemText("applies to the colour layouts (rgb, rgbw, segments, blend) only; dimmers are three plain channels")
+        default:
+            nil
+        }
+    }
+
     /// Parses `raw` as `field` into `fixture`, or says what is wrong with it.
     static func apply(field: String, raw: String, to fixture: inout Fixture) -> SettingProblemText? {
         let value = raw.trimmingWhitespace()

@@ -191,6 +191,9 @@ public struct LightingSettings: Sendable, Equatable {
     /// After this long with every lamp dark, seconds, lighting targets are let go: sACN streams
     /// terminated, nothing more sent (WLED returns to its own effects), until a lamp lights again.
     public var releaseAfter = 5.0
+    /// The network interface broadcast, multicast and ArtPoll leave by where a target names none
+    /// (`lighting.interface`); empty: the default route's.
+    public var interface = ""
 
     public init() {}
 }

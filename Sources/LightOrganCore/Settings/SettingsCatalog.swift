@@ -156,6 +156,17 @@ public enum SettingsCatalog {
             "lighting.release_after", default: 5, range: 0.1...3600, unit: "seconds",
             summary: "After this long with every lamp dark, lighting devices are let go (sACN streams terminated, WLED back to its own effects) until a lamp lights again."
         ) { $0.lighting.releaseAfter = $1 },
+        SettingKey(
+            "lighting.interface", default: "",
+            allowed: "empty (the link of the default route), or a network interface's name: eth0, wlan0 (`ip link` lists them)",
+            summary: "The link sACN multicast, Art-Net broadcast and ArtPoll leave by, for targets without ?interface= (a laptop on Wi-Fi and a wired DMX network: the wired one)."
+        ) { settings, raw in
+            guard raw.isEmpty || LightingTarget.isInterfaceName(raw) else {
+                return .notAllowed("empty, or 1…\(LightingTarget.longestInterfaceName) characters without /, : or spaces (eth0, wlan0; `ip link` lists them)")
+            }
+            settings.lighting.interface = raw
+            return nil
+        },
         .decimal(
             "analysis.crossover_low", default: 250, range: 40...1000, unit: "Hz",
             summary: "Bass/mid crossover."
@@ -236,6 +247,15 @@ public enum SettingsCatalog {
                 problem: "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
                     + "analysis.full_at must be above analysis.dark_below")
         }
+        // lighting.interface: the link of every target that leaves by broadcast or multicast.
+        if !settings.lighting.interface.isEmpty {
+            for index in settings.sender.lightingTargets.indices {
+                settings.sender.lightingTargets[index].defaultInterface(settings.lighting.interface)
+            }
+            for index in settings.receiver.forwardTargets.indices {
+                settings.receiver.forwardTargets[index].defaultInterface(settings.lighting.interface)
+            }
+        }
         try placeFixtures(values, in: &settings)
         return settings
     }
@@ -276,6 +296,12 @@ public enum SettingsCatalog {
                     throw SettingsError.badValue(key: key, raw: raw, problem: problem.text)
                 }
             }
+            for field in fields.keys.sorted() {
+                if let problem = FixtureSettings.inapplicable(field, to: fixture, on: device.kind) {
+                    let (key, raw) = fields[field]!
+                    throw SettingsError.badValue(key: key, raw: raw, problem: problem.text)
+                }
+            }
             fixtures.append((fixture, fields))
         }
         let sides: [(key: String, targets: [LightingTarget])] = [
@@ -292,6 +318,11 @@ public enum SettingsCatalog {
                     var fixture = FixtureSettings.defaultFixture(named: target.address, on: target)
                     for field in target.fixtureFields.keys.sorted() {
                         if let problem = FixtureSettings.apply(field: field, raw: target.fixtureFields[field]!, to: &fixture) {
+                            throw SettingsError.badValue(key: listKey, raw: listRaw, problem: "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)")
+                        }
+                    }
+                    for field in target.fixtureFields.keys.sorted() {
+                        if let problem = FixtureSettings.inapplicable(field, to: fixture, on: target.kind) {
                             throw SettingsError.badValue(key: listKey, raw: listRaw, problem: "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)")
                         }
                     }
@@ -319,9 +350,13 @@ public enum SettingsCatalog {
         settings.sender.lighting = patches[0]
         settings.receiver.forward = patches[1]
         let used = Set((patches[0] + patches[1]).map(\.target.address))
-        for (fixture, _) in fixtures where !used.contains(fixture.target) {
-            settings.warnings.append(
-                "fixtures.\(fixture.name): its target \(fixture.target) is in neither sender.hosts nor receiver.forward, so nothing drives it")
+        for (fixture, fields) in fixtures where !used.contains(fixture.target) {
+            let listed = (patches[0] + patches[1]).map(\.target.address)
+            let (key, raw) = fields["target"]!
+            throw SettingsError.badValue(
+                key: key, raw: raw,
+                problem: "is in neither sender.hosts nor receiver.forward, so nothing would drive the fixture; "
+                    + (listed.isEmpty ? "add it to one of them" : "allowed: one of \(listed.joined(separator: ", ")), or add it to a list"))
         }
     }
 

@@ -120,10 +120,10 @@ class Peer(_Held):
             inside = self.wrapper
             run("ip", "link", "add", self.test_veth, "type", "veth", "peer", "name", self.veth,
                 "netns", str(self.holder.pid))
-            run("ip", "address", "add", f"{test_address}/24", "dev", self.test_veth)
+            run("ip", "address", "add", f"{test_address}/24", "brd", "+", "dev", self.test_veth)
             run("ip", "link", "set", self.test_veth, "up")
             run(*inside, "ip", "link", "set", "lo", "up")
-            run(*inside, "ip", "address", "add", f"{address}/24", "dev", self.veth)
+            run(*inside, "ip", "address", "add", f"{address}/24", "brd", "+", "dev", self.veth)
             run(*inside, "ip", "link", "set", self.veth, "up")
         except BaseException:
             self.close()
