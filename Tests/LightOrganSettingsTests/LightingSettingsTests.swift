@@ -77,6 +77,21 @@ struct LightingSettingsTests {
             "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.8\n")
     }
 
+    @Test("lighting.interface goes to multicast, broadcast and artnet://auto targets without their own; unicast keeps its route")
+    func lightingInterface() async throws {
+        let settings = try await load("""
+            sender:
+              hosts: [sacn://multicast, "artnet://broadcast?interface=eth2", artnet://auto, sacn://10.0.0.9, "sacn://10.0.0.8?sync=7"]
+            lighting:
+              interface: eth1
+            """)
+        #expect(settings.sender.lighting.map(\.target.interface) == ["eth1", "eth2", "eth1", "", ""])
+        #expect(settings.sender.lighting.map(\.target.syncUniverse) == [nil, nil, nil, nil, 7])
+        await expectError(
+            "lighting.interface = eth/1 is not allowed; allowed: empty, or 1…15 characters without /, : or spaces (eth0, wlan0; `ip link` lists them)",
+            "lighting:\n  interface: eth/1\n")
+    }
+
     @Test("a setting that would mean nothing on its protocol or layout is refused")
     func inapplicableSettings() async {
         await expectError(
