@@ -23,11 +23,7 @@ public final class ArtNetPoller {
     public init(interface: String = "") throws(NetworkError) {
         var address = "255.255.255.255"
         if !interface.isEmpty {
-            guard if_nametoindex(interface) != 0 else {
-                throw NetworkError(
-                    description: "this machine has no network interface \(interface) (it has \(LightingSocket.interfaceNames().joined(separator: ", "))); "
-                        + "fix interface= or lighting.interface (`ip link` lists them)")
-            }
+            _ = try LightingSocket.index(of: interface)
             address = LightingSocket.broadcastAddress(of: interface) ?? address
         }
         let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue | SOCK_CLOEXEC.rawValue), 0)

@@ -45,15 +45,7 @@ final class LightingSocket {
     /// - Throws: ``NetworkError`` saying why, in one line: a name that does not resolve, an
     ///   interface this machine does not have (listing those it has).
     init(hosts: [String], port: Int, interface: String = "") throws(NetworkError) {
-        var index: CUnsignedInt = 0
-        if !interface.isEmpty {
-            index = if_nametoindex(interface)
-            guard index != 0 else {
-                throw NetworkError(
-                    description: "this machine has no network interface \(interface) (it has \(Self.interfaceNames().joined(separator: ", "))); "
-                        + "fix interface= or lighting.interface (`ip link` lists them)")
-            }
-        }
+        let index = interface.isEmpty ? 0 : try Self.index(of: interface)
         var destinations: [Destination] = []
         for host in hosts {
             let address = host == LightingTarget.broadcast
@@ -183,6 +175,19 @@ final class LightingSocket {
             }
         }
         return nil
+    }
+
+    /// The kernel's index of `interface`.
+    ///
+    /// - Throws: ``NetworkError`` naming the interfaces this machine has, when it has not that one.
+    static func index(of interface: String) throws(NetworkError) -> CUnsignedInt {
+        let index = if_nametoindex(interface)
+        guard index != 0 else {
+            throw NetworkError(
+                description: "this machine has no network interface \(interface) (it has \(interfaceNames().joined(separator: ", "))); "
+                    + "fix interface= or lighting.interface (`ip link` lists them)")
+        }
+        return index
     }
 
     /// The names of this machine's network interfaces, for messages.
