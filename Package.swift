@@ -108,6 +108,12 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The page's own files, as byte arrays in the binary (`PackageResources.page_js`): nothing
+            // is read at run time, and SwiftPM generates no Bundle (no Foundation) for embedded resources.
+            resources: [
+                .embedInCode("index.html"), .embedInCode("page.css"), .embedInCode("page.js"),
+                .embedInCode("worklet.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Adapter: where levels become light — GPIO lines, the terminal's virtual LEDs, plain stdout lines.

@@ -67,8 +67,10 @@ struct CommonOptions: ParsableArguments {
                 let searched = SettingsFileLocator().searchPath.joined(separator: ", ")
                 logger.info("no settings file (looked for \(searched)); using defaults, environment and options")
             }
-            if let pageFile, loaded.raw.values.contains(where: { if case .page = $0.source { true } else { false } }) {
-                logger.info("settings changed on the page: \(pageFile) (they override the settings file)")
+            for dropped in loaded.superseded { logger.info("settings: \(dropped)") }
+            if let pageFile, loaded.raw.values.contains(where: \.source.isPage) {
+                logger.info(
+                    "settings changed on the page: \(pageFile) (they override the settings file until its value changes)")
             }
             return loaded
         } catch {

@@ -60,7 +60,15 @@ enum PageStartup {
             throw Failure.badSetting(
                 "\(loaded.sources[given].map { "\($0)" } ?? given): \(given) is set but \(missing) is not; allowed: both (your own certificate) or neither (a self-signed one)")
         }
-        let live = LiveSettings(raw: loaded.raw, settings: settings, pageFile: pageFile)
+        let live = loaded.live(pageFile: pageFile)
+        if !loaded.superseded.isEmpty {
+            // The dropped values leave the page's file, so the file's value stays whatever it becomes.
+            do {
+                try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
+            } catch {
+                logger.warning("page: cannot rewrite \(pageFile) without the superseded values: \(error)")
+            }
+        }
         let name = settings.receiver.name.isEmpty ? PublisherService.hostName() : settings.receiver.name
         return ReceiverService.PageSetup(live: live, secret: secret, certificate: certificate, chip: chip, name: name)
     }

@@ -12,6 +12,7 @@ enum PageFuzz {
         #"{"type":"set","id":1,"key":"receiver.mode","value":"onoff"}"#,
         #"{"type":"set","id":2,"key":"receiver.delay","value":120}"#,
         #"{"type":"check","id":3,"line":5}"#,
+        #"{"type":"useFile","id":5,"key":"receiver.delay"}"#,
         #"{"type":"check","id":4,"line":null}"#,
         #"{"type":"start","key":"k","sampleRate":48000,"channels":1,"source":"microphone"}"#,
     ].map { Array($0.utf8) }
@@ -53,7 +54,8 @@ enum PageFuzz {
             let input = message(&generator)
             switch Result(catching: { () throws(PageProtocolError) in try PageRequest.decode(input) }) {
             case .success(.hello): break
-            case .success(.set(_, let key, _)): try require(key.count <= 64, "a key of \(key.count) characters from \(input)")
+            case .success(.set(_, let key, _)), .success(.useFileValue(_, let key)):
+                try require(key.count <= 64, "a key of \(key.count) characters from \(input)")
             case .success(.check(_, let line)): try require(line.map { (0...1023).contains($0) } ?? true, "line \(line!) from \(input)")
             case .failure(let error): try checkRefusal(error, input)
             }

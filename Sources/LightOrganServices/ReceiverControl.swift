@@ -99,10 +99,22 @@ final class ReceiverControl: PageBackend {
     var lampLoop: any EventLoop { tap.eventLoop }
 
     func set(_ key: String, to value: String) -> Result<String, PageRefusal> {
+        change(key) { (live) throws(SettingsError) in try live.set(key, to: value) }
+    }
+
+    func useFileValue(_ key: String) -> Result<String, PageRefusal> {
+        change(key) { (live) throws(SettingsError) in try live.useFileValue(key) }
+    }
+
+    /// Changes `key` in the live settings with `body`, applies the result to the running receiver and
+    /// keeps the page's file; the value now applied, or why not.
+    private func change(
+        _ key: String, _ body: (inout LiveSettings) throws(SettingsError) -> Settings
+    ) -> Result<String, PageRefusal> {
         let outcome = live.withLock { live -> Result<(Settings, String, String), PageRefusal> in
             do {
-                let settings = try live.set(key, to: value)
-                return .success((settings, live.raw[key]?.value ?? value, live.pageFileText))
+                let settings = try body(&live)
+                return .success((settings, live.raw[key]?.value ?? "", live.pageFileText))
             } catch {
                 return .failure(PageRefusal("\(error)"))
             }

@@ -23,6 +23,18 @@ public struct SettingsLoader: Sendable {
         public var sources: [String: SettingSource]
         /// Every key's value and source, as ``SettingsCatalog/resolve(_:)`` took them (for ``LiveSettings``).
         public var raw: [String: RawSetting]
+        /// Each page-tunable key's value beneath the page: the settings file's, else the default.
+        public var beneathPage: [String: RawSetting] = [:]
+        /// What the page's file records under `replaced:` for the values it still holds.
+        public var pageReplaced: [String: String] = [:]
+        /// The page's values dropped because the settings file changed beneath them since (to log,
+        /// and to remove from the page's file).
+        public var superseded: [LiveSettings.Superseded] = []
+
+        /// The settings the receiver's page sees and changes, its own kept in `pageFile`.
+        public func live(pageFile: String) -> LiveSettings {
+            LiveSettings(raw: raw, settings: settings, pageFile: pageFile, beneath: beneathPage, replaced: pageReplaced)
+        }
     }
 
     /// Options given on the command line: key → (value, option name such as `--port`).
@@ -54,15 +66,19 @@ public struct SettingsLoader: Sendable {
         var providers: [(provider: any ConfigProvider, source: (String) -> SettingSource)] = []
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
         providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
+        var pageReplaced: [String: String] = [:]
         if let pageFile, FileManager.default.fileExists(atPath: pageFile),
             let contents = try Self.read(file: pageFile, onlyThese: PageSettings.tunableKeys)
         {
+            pageReplaced = contents.replaced
             providers.append((contents.provider, { _ in .page(pageFile) }))
         }
         // An empty file (or only comments) sets nothing.
         var fixtures: [String: RawSetting] = [:]
+        var fileProvider: InMemoryProvider?
         if let file, let fileSource, let contents = try Self.read(file: file) {
             fixtures = contents.fixtures
+            fileProvider = contents.provider
             providers.append((contents.provider, { _ in fileSource }))
         }
         providers.append((Self.defaultsProvider, { _ in .builtInDefault }))
@@ -91,7 +107,27 @@ public struct SettingsLoader: Sendable {
         }
         // Fixtures come from the file only (their names are the person's own, not catalog keys).
         raw.merge(fixtures) { catalog, _ in catalog }
-        return Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources, raw: raw)
+        // Beneath the page: the file's value, else the default. A file edited since the page set a
+        // value wins over it (the newer change wins).
+        var beneath: [String: RawSetting] = [:]
+        for name in PageSettings.tunableKeys {
+            let key = AbsoluteConfigKey(ConfigKey(name))
+            if let fileSource, case .string(let text)? = (try? fileProvider?.value(forKey: key, type: .string))?.value?.content {
+                beneath[name] = RawSetting(text, from: fileSource)
+            } else if let entry = SettingsCatalog.key(named: name) {
+                beneath[name] = RawSetting(entry.defaultValue, from: .builtInDefault)
+            }
+        }
+        let superseded = LiveSettings.supersede(&raw, beneath: beneath, replaced: pageReplaced)
+        for dropped in superseded {
+            sources[dropped.key] = dropped.now.source
+            pageReplaced[dropped.key] = nil
+        }
+        var loaded = Loaded(settings: try SettingsCatalog.resolve(raw), file: file, sources: sources, raw: raw)
+        loaded.beneathPage = beneath
+        loaded.pageReplaced = pageReplaced
+        loaded.superseded = superseded
+        return loaded
     }
 
     /// The built-in defaults, one per catalog key.
@@ -134,7 +170,12 @@ public struct SettingsLoader: Sendable {
         var provider: InMemoryProvider
         /// The fixtures' settings (`fixtures.wash.universe`, each with its file and line).
         var fixtures: [String: RawSetting]
+        /// The page's file only: under `replaced:`, the value each page value replaced.
+        var replaced: [String: String] = [:]
     }
+
+    /// The page's file's section of the values its own replaced (``LiveSettings``).
+    static let replacedSection = "replaced."
 
     /// Reads the file, checks its syntax and that every key in it is known; nil when it holds nothing.
     /// With `onlyThese`, any other key is an error (the page's file holds the tunable keys alone).
@@ -158,8 +199,15 @@ public struct SettingsLoader: Sendable {
         let leaves = leafKeys(of: mapping, prefix: "")
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         var fixtures: [String: RawSetting] = [:]
+        var replaced: [String: String] = [:]
         for (name, line, node) in leaves {
             let place = "\(path):\(line)"
+            if let onlyThese, name.hasPrefix(Self.replacedSection), onlyThese.contains(String(name.dropFirst(Self.replacedSection.count))),
+                let text = node.scalarText
+            {
+                replaced[String(name.dropFirst(Self.replacedSection.count))] = text
+                continue
+            }
             if let onlyThese, !onlyThese.contains(name) {
                 throw SettingsError(
                     "\(place): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line")
@@ -196,7 +244,7 @@ public struct SettingsLoader: Sendable {
             }
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
-        return FileContents(provider: InMemoryProvider(name: path, values: values), fixtures: fixtures)
+        return FileContents(provider: InMemoryProvider(name: path, values: values), fixtures: fixtures, replaced: replaced)
     }
 
     /// A scalar's text, or a list of scalars as comma-separated text; nil for anything else.

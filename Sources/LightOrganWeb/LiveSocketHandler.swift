@@ -30,8 +30,9 @@ final class LiveSocketHandler: ChannelInboundHandler {
     /// Messages a page may send per second (a person clicks a few; each setting is written to disk).
     static let messagesPerSecond = 20
 
-    private let backend: any PageBackend
-    private let logger: Logger
+    private let socket: PageSocketContext
+    private var backend: any PageBackend { socket.backend }
+    private var logger: Logger { socket.logger }
     private var timer: RepeatedTask?
     private var ticks = 0
     private var lastGeneration: UInt64 = .max
@@ -44,9 +45,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
     private var windowStart = NIODeadline.now()
     private var messagesInWindow = 0
 
-    init(backend: any PageBackend, logger: Logger) {
-        self.backend = backend
-        self.logger = logger
+    init(socket: PageSocketContext) {
+        self.socket = socket
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -149,20 +149,17 @@ final class LiveSocketHandler: ChannelInboundHandler {
             }
             greeted = true
             mayControl = !key.isEmpty
+            socket.connections.greeted(socket.id, withKey: mayControl)
             logger.info(
                 "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") opened the page (\(mayControl ? "with the key" : "to look"))")
             context.sendText(PageReply.hello(control: mayControl).json())
             context.sendText(backend.statusJSON())
         case .set(let id, let key, let value):
             guard controlAllowed(context) else { return }
-            switch backend.set(key, to: value) {
-            case .success(let applied):
-                context.sendText(PageReply.set(id: id, key: key, value: applied).json())
-                logger.info("page: \(key) = \(applied)")
-            case .failure(let refusal):
-                context.sendText(PageReply.set(id: id, key: key, refused: refusal.message).json())
-            }
-            context.sendText(backend.statusJSON())
+            answer(context, id: id, key: key, backend.set(key, to: value), saying: "")
+        case .useFileValue(let id, let key):
+            guard controlAllowed(context) else { return }
+            answer(context, id: id, key: key, backend.useFileValue(key), saying: " (the settings file's value again)")
         case .check(let id, let line):
             guard controlAllowed(context) else { return }
             switch backend.check(line: line) {
@@ -173,6 +170,20 @@ final class LiveSocketHandler: ChannelInboundHandler {
             }
             context.sendText(backend.statusJSON())
         }
+    }
+
+    /// Answers a setting's change: the value applied (logged, with `saying`) or why not; then the status.
+    private func answer(
+        _ context: ChannelHandlerContext, id: Int, key: String, _ result: Result<String, PageRefusal>, saying: String
+    ) {
+        switch result {
+        case .success(let applied):
+            context.sendText(PageReply.set(id: id, key: key, value: applied).json())
+            logger.info("page: \(key) = \(applied)\(saying)")
+        case .failure(let refusal):
+            context.sendText(PageReply.set(id: id, key: key, refused: refusal.message).json())
+        }
+        context.sendText(backend.statusJSON())
     }
 
     /// Settings and checks need a page that said hello with the right key.

@@ -22,6 +22,9 @@ public protocol PageBackend: Sendable {
     var lampLoop: any EventLoop { get }
     /// Applies a setting; the value as applied, or the message saying why not.
     func set(_ key: String, to value: String) -> Result<String, PageRefusal>
+    /// Drops the page's value of `key` (the settings file's, or the default, applies again); the
+    /// value now applied, or the message saying why not.
+    func useFileValue(_ key: String) -> Result<String, PageRefusal>
     /// Lights one GPIO line alone (nil: ends the check).
     func check(line: Int?) -> Result<Void, PageRefusal>
     /// A browser starts sending sound from `address`; nil with the reason when it may not drive the lamps.

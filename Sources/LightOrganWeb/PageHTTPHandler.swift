@@ -2,7 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 
-/// Answers the plain HTTP requests of a page connection: the three compiled-in files, 404 for
+/// Answers the plain HTTP requests of a page connection: the compiled-in files (``PageAssets``), 404 for
 /// anything else, 403 for a WebSocket handshake the ``OriginPolicy`` refused (it arrives here
 /// as a normal request). Nothing is read from disk.
 final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
@@ -15,7 +15,7 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
         let socket = host.flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? " wss://\($0)" : nil } ?? ""
         return [
             ("Content-Security-Policy",
-                "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'\(socket); img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+                "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'\(socket); img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
             ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
             ("Cache-Control", "no-store"),
@@ -26,25 +26,23 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let head) = unwrapInboundIn(data) else { return }
         let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
-        let (status, type, body): (HTTPResponseStatus, String, String) =
-            switch (head.method, path) {
-            case (.GET, "/"), (.HEAD, "/"): (.ok, "text/html; charset=utf-8", PageAssets.html)
-            case (.GET, "/page.js"), (.HEAD, "/page.js"): (.ok, "text/javascript; charset=utf-8", PageAssets.script)
-            case (.GET, "/worklet.js"), (.HEAD, "/worklet.js"): (.ok, "text/javascript; charset=utf-8", PageAssets.worklet)
-            case (_, "/live"), (_, "/audio"):
-                (.forbidden, "text/plain; charset=utf-8", "WebSocket refused: it must come from this receiver's own page (Origin)\n")
-            case (.GET, _), (.HEAD, _): (.notFound, "text/plain; charset=utf-8", "not found\n")
-            default: (.methodNotAllowed, "text/plain; charset=utf-8", "only GET\n")
+        let (status, type, body): (HTTPResponseStatus, String, [UInt8]) =
+            switch (head.method, PageAssets.files[path]) {
+            case (.GET, let file?), (.HEAD, let file?): (.ok, file.type, file.bytes)
+            case _ where path == "/live" || path == "/audio":
+                (.forbidden, "text/plain; charset=utf-8", Array("WebSocket refused: it must come from this receiver's own page (Origin)\n".utf8))
+            case (.GET, nil), (.HEAD, nil): (.notFound, "text/plain; charset=utf-8", Array("not found\n".utf8))
+            default: (.methodNotAllowed, "text/plain; charset=utf-8", Array("only GET\n".utf8))
             }
         var headers = HTTPHeaders(Self.securityHeaders(host: head.headers.first(name: "host")))
         headers.add(name: "Content-Type", value: type)
-        headers.add(name: "Content-Length", value: String(body.utf8.count))
+        headers.add(name: "Content-Length", value: String(body.count))
         // One request per connection: SwiftNIO's upgrade handler looks at a connection's first request
         // only, so a WebSocket handshake must never come second on a kept-alive connection.
         headers.add(name: "Connection", value: "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
         if head.method != .HEAD {
-            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

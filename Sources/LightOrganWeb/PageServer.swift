@@ -5,21 +5,17 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
-import Synchronization
 
 /// The receiver's page: HTTPS for the page itself, WSS for `/live` (lamps, status, settings,
 /// wiring check) and `/audio` (a browser as the sound source).
 ///
 /// Pipeline of a connection: ``TLSSniffer`` (plain HTTP gets a redirect to HTTPS and nothing else),
-/// then TLS → HTTP/1.1 → either ``PageHTTPHandler`` (the three compiled-in files) or, after a WebSocket upgrade that passed the ``OriginPolicy``, a frame aggregator and
+/// then TLS → HTTP/1.1 → either ``PageHTTPHandler`` (the compiled-in files, ``PageAssets``) or, after a WebSocket upgrade that passed the ``OriginPolicy``, a frame aggregator and
 /// ``LiveSocketHandler`` or ``SoundSocketHandler``. Clients outside `receiver.allow` are closed
-/// on accept; at most ``maximumConnections`` connections are open at once.
+/// on accept; the others are admitted by ``PageConnections`` (``PageAdmission``: limits per address
+/// and in all, short handshake and hello timeouts, room made by closing connections without the key),
+/// so that strangers on the LAN cannot keep the owner out.
 public final class PageServer: Sendable {
-    /// Connections open at once, pages and sound sockets together.
-    public static let maximumConnections = 32
-    /// A connection that is not a WebSocket this long after it opened is closed (a slow or idle
-    /// client cannot hold one of the ``maximumConnections`` places).
-    public static let plainConnectionLifetime = TimeAmount.seconds(20)
     /// Largest WebSocket message accepted, bytes (a sound message of ``BrowserAudioStream/maximumSamples``).
     public static let maximumMessageBytes = BrowserAudioStream.maximumSamples * 4
 
@@ -48,7 +44,7 @@ public final class PageServer: Sendable {
         } catch {
             throw PageError("\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
         }
-        let open = Atomic<Int>(0)
+        let connections = PageConnections(logger: logger)
         // On the receiver's event loop, with the frames: a page is told of new lamps in the frame's wake-up.
         let bootstrap = ServerBootstrap(group: backend.lampLoop)
             .serverChannelOption(.backlog, value: 64)
@@ -58,18 +54,13 @@ public final class PageServer: Sendable {
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
                 let address = channel.remoteAddress?.ipAddress ?? "?"
-                let count = open.add(1, ordering: .relaxed).newValue
-                channel.closeFuture.whenComplete { _ in open.subtract(1, ordering: .relaxed) }
-                guard count <= maximumConnections, backend.mayLook(address) else {
-                    if count > maximumConnections {
-                        logger.debug("page: refused \(address): \(maximumConnections) connections open already")
-                    } else {
-                        logger.debug("page: refused \(address): not in receiver.allow")
-                    }
+                guard backend.mayLook(address) else {
+                    logger.debug("page: refused \(address): not in receiver.allow")
                     return channel.close()
                 }
+                guard let id = connections.admit(channel, address: address) else { return channel.close() }
                 return channel.eventLoop.makeCompletedFuture {
-                    try configure(channel, tls: context, backend: backend, logger: logger)
+                    try configure(channel, id: id, connections: connections, tls: context, backend: backend, logger: logger)
                 }
             }
         do {
@@ -82,15 +73,13 @@ public final class PageServer: Sendable {
     }
 
     private static func configure(
-        _ channel: any Channel, tls: NIOSSLContext, backend: any PageBackend, logger: Logger
+        _ channel: any Channel, id: PageAdmission.ConnectionID, connections: PageConnections, tls: NIOSSLContext,
+        backend: any PageBackend, logger: Logger
     ) throws {
-        let upgraded = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
-        channel.eventLoop.scheduleTask(in: plainConnectionLifetime) {
-            if !upgraded.value { channel.close(promise: nil) }
-        }
+        let socket = PageSocketContext(id: id, connections: connections, backend: backend, logger: logger)
         try channel.pipeline.syncOperations.addHandler(
             TLSSniffer(
-                tls: { pipeline in try configureTLS(pipeline, channel: channel, tls: tls, upgraded: upgraded, backend: backend, logger: logger) },
+                tls: { pipeline in try configureTLS(pipeline, channel: channel, tls: tls, socket: socket) },
                 plain: { pipeline in
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                     try pipeline.addHandler(HTTPSRedirectHandler())
@@ -100,7 +89,7 @@ public final class PageServer: Sendable {
     /// TLS → HTTP/1.1 → the page's files, or a WebSocket after an upgrade.
     private static func configureTLS(
         _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, tls: NIOSSLContext,
-        upgraded: NIOLoopBoundBox<Bool>, backend: any PageBackend, logger: Logger
+        socket: PageSocketContext
     ) throws {
         try pipeline.addHandler(NIOSSLServerHandler(context: tls))
         let files = PageHTTPHandler()
@@ -117,7 +106,7 @@ public final class PageServer: Sendable {
                 return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
             },
             upgradePipelineHandler: { channel, head in
-                upgraded.value = true
+                socket.connections.upgraded(socket.id, channel: channel)
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     try sync.addHandler(
@@ -126,9 +115,9 @@ public final class PageServer: Sendable {
                             maxAccumulatedFrameSize: maximumMessageBytes))
                     let peer = channel.remoteAddress.map(PageServer.describe) ?? "?"
                     if head.uri.hasPrefix("/audio") {
-                        try sync.addHandler(SoundSocketHandler(backend: backend, peer: peer, logger: logger))
+                        try sync.addHandler(SoundSocketHandler(socket: socket, peer: peer))
                     } else {
-                        try sync.addHandler(LiveSocketHandler(backend: backend, logger: logger))
+                        try sync.addHandler(LiveSocketHandler(socket: socket))
                     }
                 }
             })
@@ -153,4 +142,12 @@ public final class PageServer: Sendable {
     public func close() async {
         try? await channel.close()
     }
+}
+
+/// What a page connection's handlers share: its number under ``PageConnections``, and the backend.
+struct PageSocketContext: Sendable {
+    let id: PageAdmission.ConnectionID
+    let connections: PageConnections
+    let backend: any PageBackend
+    let logger: Logger
 }

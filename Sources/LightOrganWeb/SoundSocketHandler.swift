@@ -14,19 +14,19 @@ final class SoundSocketHandler: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    private let backend: any PageBackend
+    private let socket: PageSocketContext
+    private var backend: any PageBackend { socket.backend }
+    private var logger: Logger { socket.logger }
     private let peer: String
-    private let logger: Logger
     private var stream: BrowserAudioStream?
     private var sink: (any PageSoundSink)?
     private var samples: [Float] = []
     private let clock = ContinuousClock()
     private let origin = ContinuousClock.now
 
-    init(backend: any PageBackend, peer: String, logger: Logger) {
-        self.backend = backend
+    init(socket: PageSocketContext, peer: String) {
+        self.socket = socket
         self.peer = peer
-        self.logger = logger
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -53,6 +53,7 @@ final class SoundSocketHandler: ChannelInboundHandler {
                 let address = context.channel.remoteAddress?.ipAddress ?? "?"
                 switch backend.openSound(started.start, address: address, peer: peer, channel: context.channel) {
                 case .success(let sink):
+                    socket.connections.startedSound(socket.id)
                     self.sink = sink
                     stream = started
                     context.sendText(PageReply.started.json())

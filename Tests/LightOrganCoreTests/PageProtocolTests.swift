@@ -15,6 +15,7 @@ import Testing
         #expect(try decode(#"{"type":"set","id":5,"key":"receiver.timeout","value":0.25}"#) == .set(id: 5, key: "receiver.timeout", value: "0.25"))
         #expect(try decode(#"{"type":"check","id":6,"line":5}"#) == .check(id: 6, line: 5))
         #expect(try decode(#"{"type":"check","id":7,"line":null}"#) == .check(id: 7, line: nil))
+        #expect(try decode(#"{"type":"useFile","id":8,"key":"receiver.delay"}"#) == .useFileValue(id: 8, key: "receiver.delay"))
     }
 
     @Test(arguments: [
@@ -26,6 +27,7 @@ import Testing
         (#"{"type":"set","id":1.5,"key":"receiver.mode","value":"pwm"}"#, .invalidData),
         (#"{"type":"set","id":1,"key":"receiver.mode"}"#, .invalidData),
         (#"{"type":"check","id":1}"#, .invalidData),
+        (#"{"type":"useFile","key":"receiver.delay"}"#, .invalidData),
         (#"{"type":"check","id":1,"line":99999}"#, .invalidData),
         (#"{"type":"hello","key":""# + String(repeating: "k", count: 5000) + #""}"#, .tooBig),
     ])
@@ -109,7 +111,7 @@ import Testing
     @Test func statusWritesAbsentFactsAsNull() throws {
         var status = ReceiverStatus(
             receiver: .init(name: "pi", port: 8181, output: "gpio", chip: nil, mode: "pwm", lines: [.init(band: .bass, line: 5)]))
-        status.settings = [.init(key: "receiver.mode", value: "pwm", allowed: "pwm, onoff, bar", summary: "s", source: "default", locked: nil)]
+        status.settings = [.init(key: "receiver.mode", value: "pwm", allowed: "pwm, onoff, bar", summary: "s", source: "default", locked: nil, fileValue: "pwm", fileSource: "default")]
         let object = try #require(JSONSerialization.jsonObject(with: Data(status.json().utf8)) as? [String: Any])
         #expect(object["type"] as? String == "status")
         #expect(object["sender"] is NSNull)

@@ -7,7 +7,7 @@ import Testing
 /// what the page writes reads back the same, and the person's file is left alone.
 @Suite struct PageSettingsFileTests {
     @Test func pageValuesWinOverTheFileAndLoseToOptions() async throws {
-        let file = try TemporarySettingsFile(
+        let (file, pageFile, initial) = try await Self.started(
             """
             # my receiver
             receiver:
@@ -15,10 +15,7 @@ import Testing
               delay: 80
               timeout: 2
             """)
-        let pageFile = file.directory + "/page-settings.yaml"
-        var raw: [String: RawSetting] = [:]
-        for key in SettingsCatalog.keys { raw[key.name] = RawSetting(key.defaultValue, from: .builtInDefault) }
-        var live = LiveSettings(raw: raw, settings: try SettingsCatalog.resolve(raw), pageFile: pageFile)
+        var live = initial
         try live.set("receiver.delay", to: "150")
         try live.set("receiver.timeout", to: "0.5")
         try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
@@ -32,6 +29,61 @@ import Testing
         #expect(loaded.settings.receiver.timeout == 3)  // the option's
         #expect(loaded.sources["receiver.delay"] == .page(pageFile))
         #expect(try String(contentsOfFile: file.path, encoding: .utf8).contains("mode: onoff   # relays"))
+    }
+
+    /// A receiver started with a settings file holding `yaml` and no page values yet: the file, the
+    /// page's file beside it, and the live settings.
+    static func started(_ yaml: String) async throws -> (file: TemporarySettingsFile, pageFile: String, live: LiveSettings) {
+        let file = try TemporarySettingsFile(yaml)
+        let pageFile = file.directory + "/page-settings.yaml"
+        let loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
+        return (file, pageFile, loaded.live(pageFile: pageFile))
+    }
+
+    @Test func aLaterEditOfTheFileWinsOverThePagesValue() async throws {
+        let (file, pageFile, initial) = try await Self.started("receiver:\n  max_brightness: 80\n  delay: 20\n")
+        var live = initial
+        try live.set("receiver.max_brightness", to: "40")
+        try live.set("receiver.delay", to: "60")
+        try live.set("receiver.timeout", to: "2")
+        try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
+        #expect(live.pageFileText.contains("replaced:\n  receiver.max_brightness: 80\n  receiver.delay: 20\n  receiver.timeout: 1\n"))
+
+        // Restarted with the file as it was: the page's values.
+        var loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
+        #expect(loaded.settings.receiver.maxBrightness == 40 && loaded.superseded.isEmpty)
+
+        // The owner edits brightness in the file from 80 to 90 and restarts: the newer value, 90, wins;
+        // the page's other values stay.
+        try "receiver:\n  max_brightness: 90\n  delay: 20\n".write(toFile: file.path, atomically: true, encoding: .utf8)
+        loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
+        #expect(loaded.settings.receiver.maxBrightness == 90)
+        #expect(loaded.sources["receiver.max_brightness"] == .file(file.path))
+        #expect(loaded.superseded.map(\.key) == ["receiver.max_brightness"])
+        #expect(loaded.superseded.first?.description.contains("from 80 to 90 since the page set 40") == true)
+        #expect(loaded.settings.receiver.delayMilliseconds == 60 && loaded.settings.receiver.timeout == 2)
+        let restarted = loaded.live(pageFile: pageFile)
+        #expect(!restarted.pageFileText.contains("max_brightness"))
+        #expect(restarted.rows.first { $0.key == "receiver.max_brightness" }?.source == "file")
+    }
+
+    @Test func useTheFilesValueDropsThePagesValue() async throws {
+        let (file, pageFile, initial) = try await Self.started("receiver:\n  max_brightness: 80\n")
+        var live = initial
+        try live.set("receiver.max_brightness", to: "40")
+        try live.set("receiver.delay", to: "100")
+        let brightness = live.rows.first { $0.key == "receiver.max_brightness" }
+        #expect(brightness?.value == "40" && brightness?.source == "page")
+        #expect(brightness?.fileValue == "80" && brightness?.fileSource == "file")
+        #expect(live.rows.first { $0.key == "receiver.delay" }?.fileSource == "default")
+        try live.useFileValue("receiver.max_brightness")
+        try live.useFileValue("receiver.delay")
+        #expect(live.settings.receiver.maxBrightness == 80 && live.settings.receiver.delayMilliseconds == 0)
+        #expect(live.pageValues.isEmpty && !live.pageFileText.contains("receiver:\n") && !live.pageFileText.contains("\nreplaced:"))
+        try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
+        let loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
+        #expect(loaded.sources["receiver.max_brightness"] == .file(file.path))
+        #expect(throws: SettingsError.self) { try live.useFileValue("receiver.port") }
     }
 
     @Test func aForeignKeyOrBadValueInThePageFileNamesIt() async throws {

@@ -33,7 +33,7 @@ RELEASE = ["-c", "release", "--static-swift-stdlib"]
 PACKAGES = {
     None: ["iproute2", "util-linux", "python3-numpy"],
     "sound": ["pulseaudio", "pulseaudio-utils", "pipewire", "pipewire-pulse", "wireplumber", "dbus", "sox"],
-    "browser": ["chromium", "chromium-driver"],
+    "browser": ["chromium", "chromium-driver", "webkit2gtk-driver", "xvfb", "firefox-esr", "pulseaudio"],
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
     "vm": ["linux-image-amd64", "linux-headers-amd64", "build-essential", "qemu-system-x86", "busybox-static",

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 TARGETS = ("assembler", "handler", "arbiter", "settings-catalog", "settings", "settings-file", "page-requests",
-           "page-audio", "page-settings")
+           "page-audio", "page-settings", "page-admission")
 
 
 @pytest.fixture(scope="session")

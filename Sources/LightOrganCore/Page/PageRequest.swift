@@ -16,6 +16,8 @@ public enum PageRequest: Sendable, Equatable {
     case set(id: Int, key: String, value: String)
     /// Light one GPIO line alone (wiring check); nil ends the check.
     case check(id: Int, line: Int?)
+    /// Drop the page's value of `key`: the settings file's value (or the default) applies again.
+    case useFileValue(id: Int, key: String)
 
     /// The largest text message accepted, in bytes.
     public static let maximumBytes = 4096
@@ -36,6 +38,11 @@ public enum PageRequest: Sendable, Equatable {
             let key = try PageJSON.required(message.key, "key")
             guard key.count <= 64 else { throw PageProtocolError(.invalidData, "a key of \(key.count) characters") }
             return .set(id: id, key: key, value: try PageJSON.required(message.value, "value").text)
+        case "useFile":
+            let id = try PageJSON.required(message.id, "id")
+            let key = try PageJSON.required(message.key, "key")
+            guard key.count <= 64 else { throw PageProtocolError(.invalidData, "a key of \(key.count) characters") }
+            return .useFileValue(id: id, key: key)
         case "check":
             let id = try PageJSON.required(message.id, "id")
             switch message.line {

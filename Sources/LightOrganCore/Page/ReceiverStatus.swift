@@ -81,8 +81,16 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         public var source: String
         /// Why the page cannot change it (an option or variable sets it), nil when it can.
         @NullWhenAbsent public var locked: String?
-        public init(key: String, value: String, allowed: String, summary: String, source: String, locked: String?) {
+        /// The value beneath the page's: the settings file's, or the default ("use the file's value").
+        public var fileValue: String
+        /// `file` or `default`: where ``fileValue`` comes from.
+        public var fileSource: String
+        public init(
+            key: String, value: String, allowed: String, summary: String, source: String, locked: String?,
+            fileValue: String, fileSource: String
+        ) {
             (self.key, self.value, self.allowed, self.summary, self.source, self.locked) = (key, value, allowed, summary, source, locked)
+            (self.fileValue, self.fileSource) = (fileValue, fileSource)
         }
     }
 

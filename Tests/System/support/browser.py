@@ -313,6 +313,19 @@ def handshake(address, path, origin, receive_buffer=None):
     return connection, head
 
 
+def send_frame(connection, opcode, payload):
+    """One masked WebSocket frame (RFC 6455: a client masks every frame), FIN set."""
+    mask = os.urandom(4)
+    length = len(payload)
+    header = bytes([0x80 | opcode]) + (bytes([0x80 | length]) if length < 126 else
+                                       bytes([0x80 | 126]) + struct.pack(">H", length) if length < 65536 else
+                                       bytes([0x80 | 127]) + struct.pack(">Q", length))
+    connection.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+
+VIEW_ONLY_HELLO = b'{"type":"hello","key":""}'
+
+
 def websocket(address, path, origin, first=None, then=()):
     """A minimal WebSocket client (masked frames): sends `first` (text) and `then` (binary) and
     returns (101, the close frame's (code, reason) or None), or (the HTTP status, None) when refused."""
@@ -322,18 +335,10 @@ def websocket(address, path, origin, first=None, then=()):
         connection.close()
         return status, None
 
-    def send(opcode, payload):
-        mask = os.urandom(4)
-        length = len(payload)
-        header = bytes([0x80 | opcode]) + (bytes([0x80 | length]) if length < 126 else
-                                           bytes([0x80 | 126]) + struct.pack(">H", length) if length < 65536 else
-                                           bytes([0x80 | 127]) + struct.pack(">Q", length))
-        connection.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
-
     if first is not None:
-        send(1, first.encode() if isinstance(first, str) else first)
+        send_frame(connection, 1, first.encode() if isinstance(first, str) else first)
     for payload in then:
-        send(2, payload)
+        send_frame(connection, 2, payload)
     buffer = head.split(b"\r\n\r\n", 1)[1]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -365,9 +370,14 @@ def websocket(address, path, origin, first=None, then=()):
 
 
 def stalled_pages(address, count):
-    """`count` /live sockets that never read after the upgrade: their server must skip, not queue."""
-    return [handshake(address, "/live", f"https://{address}:{PAGE_PORT}", receive_buffer=4096)[0]
-            for _ in range(count)]
+    """`count` view-only /live sockets (hello without a key, as a page without the link) that never
+    read after it: their server must skip, not queue."""
+    pages = []
+    for _ in range(count):
+        connection = handshake(address, "/live", f"https://{address}:{PAGE_PORT}", receive_buffer=4096)[0]
+        send_frame(connection, 1, VIEW_ONLY_HELLO)
+        pages.append(connection)
+    return pages
 
 
 def reading_pages(address, count):
