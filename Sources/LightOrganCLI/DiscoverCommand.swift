@@ -102,15 +102,12 @@ struct DiscoverCommand: AsyncParsableCommand {
             _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
             return {}
         }
-        let box = UncheckedBox(poller)
+        // Used by the polling thread alone; the mutex makes it sendable to that thread.
+        let shared = Mutex(poller)
         DedicatedThread.start(named: "artnet poll") {
-            while !stopped.withLock({ $0 }) {
-                box.value.poll()
-                let next = MonotonicClock.nanoseconds() + 3_000_000_000
-                while MonotonicClock.nanoseconds() < next, !stopped.withLock({ $0 }) {
-                    for node in box.value.replies(until: min(next, MonotonicClock.nanoseconds() + 200_000_000)) {
-                        continuation.yield(.artNet(node))
-                    }
+            shared.withLock { poller in
+                poller.pollUntil({ stopped.withLock { $0 } }) { heard in
+                    for node in heard { continuation.yield(.artNet(node)) }
                 }
             }
         }
@@ -165,10 +162,4 @@ struct DiscoverCommand: AsyncParsableCommand {
         }
         return pad(kind, 10) + pad(name, 24) + pad(host, 28) + pad(address, 26) + port + "\n"
     }
-}
-
-/// Hands a value that is used by one thread at a time to the thread that uses it.
-private final class UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -10,6 +10,11 @@ public import LightOrganCore
 /// Blocking calls with a deadline, for a thread of its own (``ArtNetDirectory``) or a command that
 /// looks for a few seconds (`lightorgan discover`). Not thread-safe.
 public final class ArtNetPoller {
+    /// Time between two polls, as Art-Net 4 asks of controllers (2.5…3 s), nanoseconds.
+    public static let pollInterval: Int64 = 3_000_000_000
+    /// How long one wait for replies lasts at most, so that a stop is noticed soon, nanoseconds.
+    static let listenSlice: Int64 = 200_000_000
+
     private let descriptor: CInt
     private let broadcast: sockaddr_in
     /// Where the polls go (`255.255.255.255`, or the interface's broadcast address) and by which
@@ -34,10 +39,7 @@ public final class ArtNetPoller {
         for option in [SO_REUSEADDR, SO_REUSEPORT, SO_BROADCAST] {
             setsockopt(descriptor, SOL_SOCKET, option, &on, socklen_t(MemoryLayout<CInt>.size))
         }
-        if !interface.isEmpty {
-            let name = Array(interface.utf8CString)
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(name.count))
-        }
+        if !interface.isEmpty { LightingSocket.bind(descriptor, toDevice: interface) }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_port = in_port_t(UInt16(ArtNetNode.port).bigEndian)
@@ -74,6 +76,18 @@ public final class ArtNetPoller {
             }
         }
         return sent >= 0
+    }
+
+    /// Polls every ``pollInterval`` and hands `heard` the replies of each wait (at most
+    /// ``listenSlice``; empty when none came), until `stopped` is true (checked between waits).
+    public func pollUntil(_ stopped: () -> Bool, heard: ([ArtNetNode]) -> Void) {
+        while !stopped() {
+            poll()
+            let next = MonotonicClock.nanoseconds() + Self.pollInterval
+            while MonotonicClock.nanoseconds() < next, !stopped() {
+                heard(replies(until: min(next, MonotonicClock.nanoseconds() + Self.listenSlice)))
+            }
+        }
     }
 
     /// The replies that arrive until `deadline` (monotonic ns), each node once (its last reply).

@@ -76,10 +76,7 @@ final class LightingSocket {
                 var interfaceIndex = CInt(index)
                 setsockopt(descriptor, CInt(IPPROTO_IPV6), IPV6_MULTICAST_IF, &interfaceIndex, socklen_t(MemoryLayout<CInt>.size))
             }
-            // Linux 5.7 and later let any user bind to a device; multicast leaves by the interface
-            // even where this is refused, and a directed broadcast address routes by its subnet.
-            let name = Array(interface.utf8CString)
-            _ = setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(name.count))
+            Self.bind(descriptor, toDevice: interface)
         }
         self.descriptor = descriptor
         self.destinations = destinations
@@ -175,6 +172,14 @@ final class LightingSocket {
             }
         }
         return nil
+    }
+
+    /// Binds a socket to `interface` (`SO_BINDTODEVICE`): what it sends leaves by that link.
+    /// Linux 5.7 and later let any user do this; where it is refused, multicast still leaves by the
+    /// interface (`IP_MULTICAST_IF`) and a directed broadcast address routes by its subnet.
+    static func bind(_ descriptor: CInt, toDevice interface: String) {
+        let name = Array(interface.utf8CString)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(name.count))
     }
 
     /// The kernel's index of `interface`.
