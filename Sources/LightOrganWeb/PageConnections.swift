@@ -81,7 +81,7 @@ final class PageConnections: Sendable {
 
     /// One timer per stage a connection enters (not a sweep waking every page server each second).
     private func closeWhenOverdue(_ id: PageAdmission.ConnectionID, channel: any Channel, after delay: Duration) {
-        channel.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + 1_000_000)) {
+        channel.eventLoop.scheduleTask(in: TimeAmount(delay) + .milliseconds(1)) {
             [self] in
             let now = ContinuousClock.now
             let (overdue, line) = state.withLock { state -> (Bool, String?) in

@@ -104,7 +104,7 @@ public struct PageAdmission: Sendable {
     /// refilled at ``ratePerAddress``); false when it is spent.
     private mutating func takeAllowance(_ address: String, at now: Instant) -> Bool {
         func refilled(_ entry: (tokens: Double, at: Instant)) -> Double {
-            let seconds = Double((now - entry.at).components.seconds) + Double((now - entry.at).components.attoseconds) / 1e18
+            let seconds = (now - entry.at) / .seconds(1)
             return min(Self.burstPerAddress, entry.tokens + max(0, seconds) * Self.ratePerAddress)
         }
         if allowance.count >= Self.rememberedAddresses, allowance[address] == nil {
