@@ -14,6 +14,9 @@ Measured facts behind the set-up:
   (DedicatedThread.setNice).
 - WirePlumber and pipewire-pulse give up at once when PipeWire's socket is not there yet (4 of 9
   set-ups had no default sink when all three started together), so they start after it.
+- pipewire-pulse (0.3.65) checks for `runtime`/pulse and then makes it: when a client made it in
+  between (libpulse makes it too, and `pactl info` polls while the server starts), it exits with
+  "mkdir() … failed: File exists" (seen once beside a CPU hog). The folder is made before it starts.
 - WirePlumber, which keeps the default sink under PipeWire, may still be starting when the first
   sink is made: `set_default_sink` sets it until the server has taken it.
 - A tunnel sink into PipeWire itself hangs: the far end of a tunnel under PipeWire is a second,
@@ -151,6 +154,9 @@ def pipewire(runtime):
         if not wait_for(lambda: os.path.exists(os.path.join(runtime, "pipewire-0")), 5):
             raise RuntimeError(f"pipewire did not start: {server.logs()}")
         server.start("wireplumber", ["wireplumber"])
+        # pipewire-pulse makes its socket's folder after finding it missing, and fails if anyone made it
+        # in between (pactl, asking whether the server answers yet, does): made here first.
+        os.makedirs(os.path.dirname(socket_of(server)), mode=0o700, exist_ok=True)
         server.start("pipewire-pulse", ["pipewire-pulse"])
         server.wait_until_it_answers()
     except BaseException:
