@@ -113,7 +113,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
             // The period is made ready before it starts (the first edge's sleep waits for that), so
             // every write follows its wake-up at once, the rising edge as the falling ones. (Read
             // after waking, the duties delayed each rise: on the emulated Pi a level-232 lamp ran at
-            // duty 0.78 instead of 0.81, and 0.72 when the host was slow; now 0.815.)
+            // duty 0.78 instead of 0.81, and 0.72 when the host was slow; now 0.78–0.83 around it.)
             let current = duties.withLock { $0 }
             if current != shownDuties {
                 shownDuties = current
