@@ -156,6 +156,13 @@ def parec_blocks(pid):
     return None
 
 
+def read_arrivals(reads_path):
+    """[(samples so far, time)]: each read of a recording made through stamped.py (its log: time, bytes
+    so far; 48 kHz stereo s16le), the time on the receivers' clock when the read returned."""
+    with open(reads_path) as reads:
+        return [(int(total) // 4, float(t)) for t, total in (line.split() for line in reads if len(line.split()) == 2)]
+
+
 def tone_breaks_at(audio_path, reads_path):
     """When the 1 kHz tone (48 samples a period) in a raw 48 kHz stereo recording broke off, on the
     receivers' clock: a sample unlike the one a period earlier, each break counted once, at the time
@@ -163,9 +170,7 @@ def tone_breaks_at(audio_path, reads_path):
     with open(audio_path, "rb") as audio:
         data = audio.read()
     left = array.array("h", data[:len(data) // 4 * 4])[0::2]
-    with open(reads_path) as reads:
-        arrivals = [(int(total) // 4, float(t)) for t, total in (line.split() for line in reads
-                                                                  if len(line.split()) == 2)]
+    arrivals = read_arrivals(reads_path)
     breaks, last = [], -48000
     for place in range(48, len(left)):
         if abs(left[place] - left[place - 48]) > 500:
@@ -224,9 +229,7 @@ def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
             quiet = 0
         else:
             quiet += 1
-    with open(reference_reads) as reads:
-        arrivals = [(int(total) // 4, float(t) - int(total) / 4 / 48000)
-                    for t, total in (line.split() for line in reads if len(line.split()) == 2)]
+    arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
     all_rises = rises(rises_path)
     if not arrivals:
         return None, None, None, 0, len(all_rises)
