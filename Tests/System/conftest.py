@@ -187,8 +187,14 @@ def check():
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
-    result = yield
     checks = item.funcargs.get("check") if hasattr(item, "funcargs") else None
+    try:
+        result = yield
+    finally:
+        if checks is not None:
+            made = item.config.stash.setdefault(_checks_made, [0, 0])
+            made[0] += len(checks.results)
+            made[1] += len(checks.failed)
     if checks is not None and checks.failed:
         lines = "\n".join(f"✘ {name} ({detail})" for name, detail in checks.failed)
         raise AssertionError(f"{len(checks.failed)} of {len(checks.results)} checks failed:\n{lines}")
@@ -196,6 +202,7 @@ def pytest_runtest_call(item):
 
 
 _figures = pytest.StashKey()
+_checks_made = pytest.StashKey()  # [named checks made, of them failed], over the run
 
 
 @pytest.fixture
@@ -215,6 +222,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.section("figures")
         for line in figures:
             terminalreporter.write_line(line)
+    made, failed = config.stash.get(_checks_made, [0, 0])
+    if made:
+        terminalreporter.write_line(f"named checks: {made} made, {failed} failed")
 
 
 # -- namespaces ----------------------------------------------------------------------------------
