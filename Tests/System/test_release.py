@@ -325,13 +325,10 @@ def test_release_makes_a_signed_repository_of_both_architectures(repositories, p
     version = repositories.versions["N"]
     for name, (_, seconds) in made.items():
         figure(f"scripts/release ({name}) made its repository in {seconds:.1f} s")
-    sizes = {folder: sum(os.path.getsize(os.path.join(root, file)) for root, _, files in os.walk(path("N", folder))
-                         for file in files) for folder in sorted(os.listdir(path("N")))
-             if os.path.isdir(path("N", folder))}
-    loose = sum(os.path.getsize(path("N", file)) for file in os.listdir(path("N")) if os.path.isfile(path("N", file)))
-    figure(f"the repository N: {(sum(sizes.values()) + loose) / 2**20:.1f} MiB ("
-           + ", ".join(f"{folder}/ {size / 2**20:.1f} MiB" for folder, size in sizes.items())
-           + f", top-level files {loose / 2**10:.0f} KiB)")
+    sizes = {file: os.path.getsize(file) for root, _, files in os.walk(path("N"))
+             for file in (os.path.join(root, name) for name in files)}
+    pool = sum(size for file, size in sizes.items() if file.startswith(path("N", "pool", "")))
+    figure(f"the repository N: {sum(sizes.values()) / 2**20:.1f} MiB, of it the packages (pool/) {pool / 2**20:.1f} MiB")
     keyring = path("N", "lightorgan-archive-keyring.gpg")
     said = made["N"][0].stderr
     check("scripts/release signs with the key given as LIGHTORGAN_SIGNING_KEY and says so",
