@@ -116,10 +116,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Adapter: where levels become light — GPIO lines, the terminal's virtual LEDs, plain stdout lines.
+        // spidev's ioctls (SPI_IOC_MESSAGE and friends are C macros): the LED strip on SPI.
+        .target(name: "CSPIShim"),
+        // Adapter: where levels become light — GPIO lines, LED strips (SPI, the Pi 5's PIO), the
+        // terminal's virtual LEDs, plain stdout lines.
         .target(
             name: "LightOrganOutput",
-            dependencies: ["LightOrganCore", "CGPIODShim"],
+            dependencies: ["LightOrganCore", "CGPIODShim", "CSPIShim"],
             swiftSettings: swiftSettings
         ),
         // The sender and receiver as swift-service-lifecycle services, assembled from the parts above.

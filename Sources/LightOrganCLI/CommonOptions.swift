@@ -130,3 +130,26 @@ func runUntilStopped(_ services: [ServiceGroupConfiguration.ServiceConfiguration
         configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     try await group.run()
 }
+
+/// The strip's options, shared by `receive` and `test-leds`.
+struct StripOptions: ParsableArguments {
+    @Option(help: CommonOptions.help("receiver.strip.device")) var stripDevice: String?
+    @Option(help: CommonOptions.help("receiver.strip.pixels")) var stripPixels: String?
+    @Option(help: CommonOptions.help("receiver.strip.type")) var stripType: String?
+    @Option(help: CommonOptions.help("receiver.strip.order")) var stripOrder: String?
+    @Option(help: CommonOptions.help("receiver.strip.effect")) var stripEffect: String?
+    @Option(help: CommonOptions.help("receiver.strip.brightness")) var stripBrightness: String?
+    @Option(help: CommonOptions.help("receiver.strip.gamma")) var stripGamma: String?
+    @Option(help: CommonOptions.help("receiver.strip.palette")) var stripPalette: String?
+
+    /// (value, flag, key) of each option, as `CommonOptions.loadSettings` takes them.
+    var overrides: [(String?, String, String)] {
+        [
+            (stripDevice, "--strip-device", "receiver.strip.device"), (stripPixels, "--strip-pixels", "receiver.strip.pixels"),
+            (stripType, "--strip-type", "receiver.strip.type"), (stripOrder, "--strip-order", "receiver.strip.order"),
+            (stripEffect, "--strip-effect", "receiver.strip.effect"),
+            (stripBrightness, "--strip-brightness", "receiver.strip.brightness"),
+            (stripGamma, "--strip-gamma", "receiver.strip.gamma"), (stripPalette, "--strip-palette", "receiver.strip.palette"),
+        ]
+    }
+}

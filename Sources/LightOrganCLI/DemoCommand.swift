@@ -55,7 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(
-                    settings: receiverSettings, output: ReceiveCommand.makeOutput(receiverSettings), logger: logger)
+                    settings: receiverSettings, output: ReceiveCommand.makeOutput(receiverSettings, logger: logger).0, logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }

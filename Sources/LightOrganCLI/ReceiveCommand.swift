@@ -32,6 +32,7 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.idle_timeout")) var idleTimeout: String?
     @Option(help: CommonOptions.help("receiver.stats_interval")) var statsInterval: String?
     @Option(help: CommonOptions.help("receiver.forward")) var forward: String?
+    @OptionGroup var strip: StripOptions
 
     func run() async throws {
         try await reportingFailures {
@@ -44,7 +45,7 @@ struct ReceiveCommand: AsyncParsableCommand {
                 (maxConnections, "--max-connections", "receiver.max_connections"),
                 (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
                 (statsInterval, "--stats-interval", "receiver.stats_interval"), (forward, "--forward", "receiver.forward"),
-            ]
+            ] + strip.overrides
             let environment = ProcessInfo.processInfo.environment
             let pageFile = StateDirectory.pageSettingsFile(environment: environment)
             let loaded = try await common.loadSettingsWithSources(overrides, pageFile: pageFile, logger: logger)
@@ -53,14 +54,7 @@ struct ReceiveCommand: AsyncParsableCommand {
             let lighting = try startLighting(settings.forward, role: "receive", settings: all, logger: logger)
             let receiver: ReceiverService
             do {
-                let output = try Self.makeOutput(settings)
-                var chip: String?
-                if let lamps = output as? GPIOLamps {
-                    let lines = lamps.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
-                    chip = lamps.chipDescription
-                    logger.info(
-                        "GPIO: lines \(lines) on \(lamps.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
-                }
+                let (output, chip) = try Self.makeOutput(settings, logger: logger)
                 var page: ReceiverService.PageSetup?
                 if all.page.isEnabled {
                     do {
@@ -88,16 +82,38 @@ struct ReceiveCommand: AsyncParsableCommand {
         }
     }
 
-    /// The output `settings.output` names; GPIO lines are requested here, before anything runs.
-    static func makeOutput(_ settings: ReceiverSettings) throws -> any LevelOutput {
+    /// The output `settings.output` names, with the strip of `receiver.strip.device` beside it, and
+    /// the GPIO chip as opened (nil for other outputs); GPIO lines and the strip's device are opened
+    /// here, before anything runs, and what they are is logged.
+    static func makeOutput(_ settings: ReceiverSettings, logger: Logger) throws -> (any LevelOutput, chip: String?) {
+        var lamps: any LevelOutput
+        var chip: String?
         switch settings.output {
-        case .terminal: TerminalLamps()
-        case .stdout: StdoutLines()
+        case .terminal: lamps = TerminalLamps()
+        case .stdout: lamps = StdoutLines()
         case .gpio:
-            try GPIOLamps(
+            let gpio = try GPIOLamps(
                 chip: settings.chip, lines: settings.lines, activeLow: settings.activeLow,
                 pwmFrequency: settings.pwmFrequency, mode: settings.mode, onThreshold: settings.onThreshold,
                 hysteresis: settings.hysteresis, minimumSwitchInterval: settings.minimumSwitchInterval)
+            let lines = gpio.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
+            logger.info(
+                "GPIO: lines \(lines) on \(gpio.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
+            chip = gpio.chipDescription
+            lamps = gpio
         }
+        guard settings.strip.isEnabled else { return (lamps, chip) }
+        let strip: LEDStrip
+        do {
+            strip = try LEDStrip.open(settings.strip)
+        } catch {
+            lamps.shutDown()
+            throw error
+        }
+        let description = strip.description
+        logger.info(
+            "strip: \(description.pixels) \(description.led) pixels on \(description.device), effect \(description.effect), brightness \(settings.strip.brightness) %")
+        for note in strip.notes { logger.info("strip: \(note)") }
+        return (CombinedOutput(lamps: lamps, strip: strip), chip)
     }
 }

@@ -11,15 +11,22 @@ import LightOrganServices
 import Logging
 import ServiceLifecycle
 
-/// `lightorgan test-leds`: the wiring check of the GPIO lines, or with `--hosts`/`--lighting` the
-/// patch check of the lighting targets.
+/// `lightorgan test-leds`: the wiring check of the GPIO lines, or of the strip when one is set
+/// (`receiver.strip.device`, `--strip-device`), or with `--hosts`/`--lighting` the patch check of
+/// the lighting targets.
 struct TestLEDsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-leds",
         abstract: "Wiring check: light each configured GPIO line in turn, then all together, then a brightness ramp; "
+            + "with a strip set, its first pixel red and last blue, then one pixel running along it; "
             + "with --hosts or --lighting, light each fixture of the lighting targets in turn.",
         discussion: """
             Uses receiver.chip, receiver.lines and receiver.active_low from the settings. Stop the receiver service first.
+
+            Strip check: with receiver.strip.device set (or --strip-device /dev/spidev0.0), the strip's first pixel \
+            lights red and its last blue (other colours: set receiver.strip.order; a dark last pixel: fewer pixels \
+            than receiver.strip.pixels), then one green pixel runs from the first to the last, then the strip is dark. \
+            Random colours or flicker mean the data line needs a level shifter (hardware/).
 
             Patch check: `lightorgan test-leds --hosts sacn://10.0.0.60` (or --lighting: the targets of sender.hosts \
             and receiver.forward) lights every fixture alone at full, in turn (dimmers and segments band by band), \
@@ -36,6 +43,7 @@ struct TestLEDsCommand: AsyncParsableCommand {
 
     @Option(help: "Seconds each step lasts.")
     var step: Double = 1
+    @OptionGroup var strip: StripOptions
 
     func run() async throws {
         try await reportingFailures {
@@ -47,7 +55,20 @@ struct TestLEDsCommand: AsyncParsableCommand {
                 try await checkPatch(logger: logger)
                 return
             }
-            let settings = try await common.loadSettings([(chip, "--chip", "receiver.chip")], logger: logger).receiver
+            let settings = try await common.loadSettings(
+                [(chip, "--chip", "receiver.chip")] + strip.overrides, logger: logger
+            ).receiver
+            if settings.strip.isEnabled {
+                let strip: LEDStrip
+                do {
+                    strip = try LEDStrip.open(settings.strip)
+                } catch {
+                    throw Failure.runtime("\(error)")
+                }
+                let check = StripWiringCheck(strip: strip)
+                try await runUntilStopped([.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
+                return
+            }
             let lamps: GPIOLamps
             do {
                 lamps = try GPIOLamps(
@@ -56,7 +77,7 @@ struct TestLEDsCommand: AsyncParsableCommand {
             } catch {
                 throw Failure.runtime("\(error)")
             }
-            let check = WiringCheck(lamps: lamps, step: step)
+            let check = LineWiringCheck(lamps: lamps, step: step)
             try await runUntilStopped([.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
         }
     }
@@ -100,8 +121,42 @@ struct PatchCheckService: Service {
     }
 }
 
+/// The strip's wiring check (``StripCheck``), as a service so that Ctrl-C still darkens the strip.
+struct StripWiringCheck: Service {
+    let strip: LEDStrip
+
+    func run() async throws {
+        defer { strip.shutDown() }
+        let say: @Sendable (String) -> Void = { StandardOutput.write($0 + "\n") }
+        let description = strip.description
+        let sequence = StripCheck(pixels: description.pixels)
+        do {
+            try await cancelWhenGracefulShutdown {
+                say("strip: \(description.pixels) \(description.led) pixels on \(description.device)")
+                say("first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)")
+                let start = ContinuousClock.now
+                var elapsed = 0.0
+                var announced = false
+                for (step, seconds) in sequence.steps {
+                    if case .runner = step, !announced {
+                        say("one green pixel runs from the first to the last")
+                        announced = true
+                    }
+                    try strip.showCheck(step == .dark ? nil : .strip(step))
+                    elapsed += seconds
+                    // Each step at its time from the start: a late wake-up never stretches the check.
+                    try await Task.sleep(until: start + .milliseconds(Int64(elapsed * 1000)))
+                }
+                say("off")
+            }
+        } catch is CancellationError {
+            say("stopped; the strip is dark")
+        }
+    }
+}
+
 /// The sequence of the wiring check, as a service so that Ctrl-C still turns every line off.
-struct WiringCheck: Service {
+struct LineWiringCheck: Service {
     let lamps: GPIOLamps
     let step: Double
 

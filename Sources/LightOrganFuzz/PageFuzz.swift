@@ -53,7 +53,7 @@ enum PageFuzz {
         for _ in 0..<count {
             let input = message(&generator)
             switch Result(catching: { () throws(PageProtocolError) in try PageRequest.decode(input) }) {
-            case .success(.hello): break
+            case .success(.hello), .success(.checkStrip): break
             case .success(.set(_, let key, _)), .success(.useFileValue(_, let key)):
                 try require(key.count <= 64, "a key of \(key.count) characters from \(input)")
             case .success(.check(_, let line)): try require(line.map { (0...1023).contains($0) } ?? true, "line \(line!) from \(input)")

@@ -69,6 +69,8 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     /// What the lines show per band after the last ``show(_:)`` (onoff: full or dark), for the page.
     public private(set) var seen = LevelFrame.off
 
+    public func seenLevels(after frame: LevelFrame) -> LevelFrame { seen }
+
     /// The mode lines are driven in.
     public var mode: LineDriver.Mode { driver.mode }
 
@@ -79,6 +81,18 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
         driver = LineDriver(
             mode: mode, bands: driver.bands, threshold: driver.threshold, hysteresis: driver.hysteresis,
             minimumInterval: driver.minimumInterval)
+    }
+
+    public func apply(_ change: OutputChange) {
+        if case .lineMode(let mode) = change { setMode(mode) }
+    }
+
+    /// A line's check lights that line alone at full; anything else leaves every line dark.
+    public func showCheck(_ check: OutputCheck?) {
+        var offset: Int?
+        if case .line(_, let line) = check { offset = line }
+        showDuties(lines.map { $0.offset == offset ? 1 : 0 })
+        seen = .off
     }
 
     /// Sets the duty cycle (0…1) of every line directly, in line order (the wiring check).

@@ -1,5 +1,4 @@
 import LightOrganCore
-import LightOrganOutput
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -16,29 +15,37 @@ import Synchronization
 /// update then costs one write, no wake-up of its own), else with one hop to that loop for all of
 /// them, never more than one hop pending.
 ///
-/// While a wiring check runs, one line is lit alone and frames are held back (the newest is kept);
-/// the check ends on request, after ``checkDuration``, or at shutdown.
+/// While a wiring check runs, one line is lit alone (or a strip runs its ``StripCheck``) and frames
+/// are held back; the check ends on request, after ``checkDuration`` (a strip: its sequence), or at
+/// shutdown. Lamps and strips alike go through ``LevelOutput``: the tap never asks what the output is.
 final class LampTap: LevelOutput {
     /// Longest a wiring check keeps a line lit.
     static let checkDuration = TimeAmount.seconds(10)
 
     /// One line of the receiver, as the page names it.
-    struct Line: Sendable {
+    struct Line: Sendable, Equatable {
         var band: Band
         var offset: Int
+    }
+
+    /// What a wiring check lights: a line, or the strip.
+    enum Part: Sendable, Equatable {
+        case line(Line)
+        case strip
     }
 
     private struct State {
         var output: any LevelOutput
         var maxBrightness: Int
-        var checking: Line?
+        var checking: Part?
         var checkGeneration = 0
         var isShutDown = false
     }
 
     /// The lines, in output order.
     let lines: [Line]
-    private let gpio: GPIOLamps?
+    /// The output's strips (at most one today).
+    let strips: [StripDescription]
     private let state: Mutex<State>
     /// Levels shown (bits 0…23: bass, mid, treble) and a generation (bits 24…63).
     private let published = Atomic<UInt64>(0)
@@ -51,11 +58,11 @@ final class LampTap: LevelOutput {
     private let hopPending = Atomic<Bool>(false)
 
     init(
-        output: any LevelOutput, gpio: GPIOLamps?, lines: [Line], maxBrightness: Int,
+        output: any LevelOutput, lines: [Line], maxBrightness: Int,
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     ) {
-        self.gpio = gpio
         self.lines = lines
+        strips = output.strips
         self.eventLoop = eventLoop
         state = Mutex(State(output: output, maxBrightness: maxBrightness))
     }
@@ -65,7 +72,7 @@ final class LampTap: LevelOutput {
             guard !state.isShutDown, state.checking == nil else { return false }
             let scaled = Self.scale(frame, percent: state.maxBrightness)
             try state.output.show(scaled)
-            publish(gpio?.seen ?? scaled)
+            publish(state.output.seenLevels(after: scaled))
             return true
         }
         if shown { tellWatchers() }
@@ -117,17 +124,28 @@ final class LampTap: LevelOutput {
         return (frame, word >> 24)
     }
 
-    /// The line a wiring check lights now.
-    var checking: Line? { state.withLock { $0.checking } }
+    /// The line a wiring check lights now (nil also while the strip's check runs).
+    var checking: Line? {
+        state.withLock { state in
+            if case .line(let line) = state.checking { return line }
+            return nil
+        }
+    }
+
+    /// Whether the strip's check runs now.
+    var checkingStrip: Bool { state.withLock { $0.checking == .strip } }
+
+    /// The pixels of the strip now (empty without one), for the page.
+    func stripPixels() -> [UInt8] { state.withLock { $0.output.stripPixels() } }
 
     /// Brightness limit, percent, from the next frame on.
     func setMaxBrightness(_ percent: Int) {
         state.withLock { $0.maxBrightness = percent }
     }
 
-    /// GPIO mode from the next frame on (no effect on other outputs).
-    func setMode(_ mode: LineDriver.Mode) {
-        state.withLock { _ in gpio?.setMode(mode) }
+    /// Applies a page's change of a setting the output acts on, from the next frame on.
+    func apply(_ change: OutputChange) {
+        state.withLock { $0.output.apply(change) }
     }
 
     /// Lights `offset` alone (nil: ends the check, lamps dark until the next frame).
@@ -144,15 +162,9 @@ final class LampTap: LevelOutput {
         }
         let generation = state.withLock { state -> Int? in
             guard !state.isShutDown else { return nil }
-            state.checking = line
+            state.checking = .line(line)
             state.checkGeneration += 1
-            if let gpio {
-                gpio.showDuties(lines.map { $0.offset == offset ? 1 : 0 })
-            } else {
-                var frame = LevelFrame.off
-                frame[line.band] = 255
-                try? state.output.show(frame)
-            }
+            try? state.output.showCheck(.line(band: line.band, offset: line.offset))
             return state.checkGeneration
         }
         guard let generation else { return }
@@ -163,6 +175,48 @@ final class LampTap: LevelOutput {
         eventLoop.scheduleTask(in: Self.checkDuration) { [self] in endCheck(generation: generation) }
     }
 
+    /// Runs the strip's wiring check (``StripCheck``): the ends, a runner, then dark.
+    ///
+    /// - Throws: ``LampCheckError`` when the receiver drives no strip.
+    func checkStrip() throws(LampCheckError) {
+        guard let strip = strips.first else {
+            throw LampCheckError(description: "this receiver drives no strip (receiver.strip.device)")
+        }
+        let sequence = StripCheck(pixels: strip.pixels)
+        let generation = state.withLock { state -> Int? in
+            guard !state.isShutDown else { return nil }
+            state.checking = .strip
+            state.checkGeneration += 1
+            return state.checkGeneration
+        }
+        guard let generation else { return }
+        publish(.off)
+        tellWatchers()
+        // Each step at its time from the start (not one after another: a late step is skipped, the
+        // sequence keeps its length), then dark.
+        let start = NIODeadline.now()
+        var offset = 0.0
+        for (step, seconds) in sequence.steps {
+            let at = start + .nanoseconds(Int64(offset * 1e9))
+            eventLoop.scheduleTask(deadline: at) { [self] in
+                if case .dark = step {
+                    endCheck(generation: generation)
+                    return
+                }
+                let current = state.withLock { state -> Bool in
+                    guard state.checkGeneration == generation, state.checking == .strip, !state.isShutDown else { return false }
+                    try? state.output.showCheck(.strip(step))
+                    return true
+                }
+                if current {
+                    publish(.off)  // a new generation: the pages draw the step's pixels
+                    tellWatchers()
+                }
+            }
+            offset += seconds
+        }
+    }
+
     /// Ends the check that `generation` started (nil: whichever runs).
     private func endCheck(generation: Int?) {
         let ended = state.withLock { state -> Bool in
@@ -170,7 +224,7 @@ final class LampTap: LevelOutput {
                 return false
             }
             state.checking = nil
-            try? state.output.show(.off)
+            try? state.output.showCheck(nil)
             return true
         }
         if ended {

@@ -90,4 +90,14 @@ struct ForwardingOutput: LevelOutput {
         output.shutDown()
         lighting.stop()
     }
+
+    mutating func showCheck(_ check: OutputCheck?) throws { try output.showCheck(check) }
+
+    func seenLevels(after frame: LevelFrame) -> LevelFrame { output.seenLevels(after: frame) }
+
+    var strips: [StripDescription] { output.strips }
+
+    func stripPixels() -> [UInt8] { output.stripPixels() }
+
+    mutating func apply(_ change: OutputChange) { output.apply(change) }
 }

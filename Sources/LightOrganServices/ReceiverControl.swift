@@ -73,6 +73,11 @@ final class ReceiverControl: PageBackend {
             receiver: .init(
                 name: configuration.name, port: configuration.port, output: receiver.output.description,
                 chip: configuration.chip, mode: receiver.mode.rawValue, lines: lines))
+        if var strip = tap.strips.first {
+            strip.effect = receiver.strip.effect
+            status.receiver.strip = ReceiverStatus.Strip(strip)
+        }
+        status.checkingStrip = tap.checkingStrip
         status.uptime = (ContinuousClock.now - started) / .seconds(1)
         status.now = Date().timeIntervalSince1970
         let facts = switchboard.senderFacts()
@@ -90,6 +95,10 @@ final class ReceiverControl: PageBackend {
     func lampLevels() -> (levels: [UInt8], generation: UInt64) {
         let (frame, generation) = tap.levels
         return (frame.levels, generation)
+    }
+
+    func stripPreview() -> [UInt8] {
+        tap.strips.isEmpty ? [] : StripPreview.reduce(tap.stripPixels())
     }
 
     func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) { tap.watch(id, changed) }
@@ -126,7 +135,9 @@ final class ReceiverControl: PageBackend {
         case .success(let (settings, applied, fileText)):
             let receiver = settings.receiver
             switch key {
-            case "receiver.mode": tap.setMode(receiver.mode)
+            case "receiver.mode": tap.apply(.lineMode(receiver.mode))
+            case "receiver.strip.effect": tap.apply(.stripEffect(receiver.strip.effect))
+            case "receiver.strip.brightness": tap.apply(.stripBrightness(receiver.strip.brightness))
             case "receiver.max_brightness": tap.setMaxBrightness(receiver.maxBrightness)
             case "receiver.delay": delayed.setDelay(.milliseconds(Int64(receiver.delayMilliseconds)))
             case "receiver.timeout": switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
@@ -147,6 +158,17 @@ final class ReceiverControl: PageBackend {
             try tap.check(line)
             cachedStatus.withLock { $0 = nil }
             if let line { logger.info("page: wiring check lights line \(line) alone") }
+            return .success(())
+        } catch {
+            return .failure(PageRefusal("\(error)"))
+        }
+    }
+
+    func checkStrip() -> Result<Void, PageRefusal> {
+        do {
+            try tap.checkStrip()
+            cachedStatus.withLock { $0 = nil }
+            logger.info("page: wiring check of the strip (first pixel red, last blue, then one running along)")
             return .success(())
         } catch {
             return .failure(PageRefusal("\(error)"))

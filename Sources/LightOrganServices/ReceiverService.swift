@@ -63,8 +63,7 @@ public struct ReceiverService: Service {
         // One event loop for the senders' sockets, the page's and the lamps: a frame shown there tells
         // the pages in the same wake-up (and a Pi's receiver has a single thread to wake).
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let tap = LampTap(
-            output: shown, gpio: output as? GPIOLamps, lines: lines, maxBrightness: settings.maxBrightness, eventLoop: loop)
+        let tap = LampTap(output: shown, lines: lines, maxBrightness: settings.maxBrightness, eventLoop: loop)
         let delayed = DelayedOutput(
             wrapping: tap, delay: .milliseconds(Int64(settings.delayMilliseconds)), eventLoop: loop
         ) { error in

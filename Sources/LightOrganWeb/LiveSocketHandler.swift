@@ -113,7 +113,9 @@ final class LiveSocketHandler: ChannelInboundHandler {
         lastGeneration = generation
         lastLampsSent = .now()
         lampTokens = max(0, lampTokens - 1)
-        context.sendBinary(levels)
+        // Three levels, then the strip's pixels when there is a strip (3 bytes each).
+        let pixels = backend.stripPreview()
+        context.sendBinary(pixels.isEmpty ? levels : levels + pixels)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -165,6 +167,15 @@ final class LiveSocketHandler: ChannelInboundHandler {
             switch backend.check(line: line) {
             case .success:
                 context.sendText(PageReply.check(id: id, line: line).json())
+            case .failure(let refusal):
+                context.sendText(PageReply.check(id: id, refused: refusal.message).json())
+            }
+            context.sendText(backend.statusJSON())
+        case .checkStrip(let id):
+            guard controlAllowed(context) else { return }
+            switch backend.checkStrip() {
+            case .success:
+                context.sendText(PageReply.check(id: id, line: nil).json())
             case .failure(let refusal):
                 context.sendText(PageReply.check(id: id, refused: refusal.message).json())
             }

@@ -13,6 +13,9 @@ public protocol PageBackend: Sendable {
     func statusJSON() -> String
     /// The levels the lamps show now, 0…255 each, and a number that changes whenever they do.
     func lampLevels() -> (levels: [UInt8], generation: UInt64)
+    /// The strip's pixels for the page (3 bytes a pixel, red, green, blue; at most
+    /// ``StripPreview/maximumPixels``), empty without a strip.
+    func stripPreview() -> [UInt8]
     /// Calls `changed` whenever the lamps may have changed, on ``lampLoop`` (in the wake-up that
     /// showed the frame when it was shown there), until ``unwatchLamps(_:)`` with the same `id`.
     func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void)
@@ -27,6 +30,8 @@ public protocol PageBackend: Sendable {
     func useFileValue(_ key: String) -> Result<String, PageRefusal>
     /// Lights one GPIO line alone (nil: ends the check).
     func check(line: Int?) -> Result<Void, PageRefusal>
+    /// Runs the strip's wiring check.
+    func checkStrip() -> Result<Void, PageRefusal>
     /// A browser starts sending sound from `address`; nil with the reason when it may not drive the lamps.
     func openSound(_ start: BrowserAudioStream.Start, address: String, peer: String, channel: any Channel)
         -> Result<any PageSoundSink, PageRefusal>

@@ -138,7 +138,7 @@ struct LightingSettingsTests {
             "sender.hosts = sacn://10.0.0.9?universe=0 has sacn://10.0.0.9:5568 whose universe 0 is out of range 1…63999 (sACN)",
             "sender:\n  hosts: [sacn://10.0.0.9?universe=0]\n")
         await expectError(
-            "fixtures.wash.layout = spots is not allowed; allowed: dimmers, rgb, rgbw, segments, blend",
+            "fixtures.wash.layout = spots is not allowed; allowed: dimmers, rgb, rgbw, segments, blend, scroll, energy, flash",
             "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    layout: spots\n")
         await expectError(
             "unknown key fixtures.wash.univers; did you mean fixtures.wash.universe? (a fixture has target, universe, address, layout, pixels, gamma, palette)",

@@ -34,7 +34,7 @@ public struct Fixture: Sendable, Equatable {
         switch layout {
         case .dimmers, .rgb: 3
         case .rgbw: 4
-        case .segments, .blend: 3 * pixels
+        case .segments, .blend, .scroll, .energy, .flash: 3 * pixels
         }
     }
 }
@@ -52,11 +52,29 @@ public enum FixtureLayout: String, Sendable, CaseIterable, CustomStringConvertib
     case segments
     /// A pixel strip all in the bands' colours mixed by their levels.
     case blend
+    /// A pixel strip: each frame's colour enters at the centre and moves outward (``StripEffect/scroll``).
+    case scroll
+    /// A pixel strip: a bar per band from the centre (``StripEffect/energy``).
+    case energy
+    /// A pixel strip: the whole strip on each bass onset (``StripEffect/flash``).
+    case flash
 
     public var description: String { rawValue }
 
     /// Whether the layout is a pixel strip (`pixels` applies).
-    public var isStrip: Bool { self == .segments || self == .blend }
+    public var isStrip: Bool { stripEffect != nil }
+
+    /// The strip effect the layout draws, for strip layouts.
+    public var stripEffect: StripEffect? {
+        switch self {
+        case .dimmers, .rgb, .rgbw: nil
+        case .segments: .segments
+        case .blend: .blend
+        case .scroll: .scroll
+        case .energy: .energy
+        case .flash: .flash
+        }
+    }
 }
 
 /// The colour of each band on colour layouts, 8-bit RGB.
@@ -77,6 +95,10 @@ public struct Palette: Sendable, Equatable {
     }
 
     init(colors: [LampColor]) { self.colors = colors }
+
+    /// What a palette allows, for messages.
+    public static let allowed =
+        "three colours for bass, mid, treble, separated by commas: #rrggbb or red, green, blue, white, amber, orange, yellow, cyan, magenta, purple"
 }
 
 /// An 8-bit RGB colour.

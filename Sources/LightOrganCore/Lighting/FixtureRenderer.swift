@@ -24,6 +24,8 @@ public struct FixtureRenderer: Sendable {
     private let lightTables: [[Float]]
     /// One fixture's channels, reused.
     private var scratch: [UInt8]
+    /// The strip renderer of each strip fixture (nil for the others).
+    private var strips: [StripRenderer?]
 
     public init(patch: LightingPatch) {
         self.patch = patch
@@ -39,14 +41,26 @@ public struct FixtureRenderer: Sendable {
             (0...255).map { level in Float(pow(Double(level) / 255, fixture.gamma)) }
         }
         scratch = [UInt8](repeating: 0, count: patch.fixtures.map(\.channelCount).max() ?? 0)
+        strips = patch.fixtures.map { fixture in
+            fixture.layout.stripEffect.map {
+                StripRenderer(pixels: fixture.pixels, effect: $0, palette: fixture.palette, gamma: fixture.gamma)
+            }
+        }
     }
 
-    /// Fills ``buffers`` with `frame`.
-    public mutating func render(_ frame: LevelFrame) {
+    /// Fills ``buffers`` with `frame`, shown at `time` seconds of ``MonotonicClock`` (the strip
+    /// effects that move take their time from it).
+    public mutating func render(_ frame: LevelFrame, at time: Double = MonotonicClock.seconds()) {
         for (index, fixture) in patch.fixtures.enumerated() {
-            let table = lightTables[index]
-            let light = SIMD3(table[Int(frame.bass)], table[Int(frame.mid)], table[Int(frame.treble)])
-            Self.channels(of: fixture, light: light, into: &scratch)
+            if strips[index] != nil {
+                strips[index]!.render(frame, at: time)
+                let pixels = strips[index]!.pixels
+                for channel in pixels.indices { scratch[channel] = pixels[channel] }
+            } else {
+                let table = lightTables[index]
+                let light = SIMD3(table[Int(frame.bass)], table[Int(frame.mid)], table[Int(frame.treble)])
+                Self.channels(of: fixture, light: light, into: &scratch)
+            }
             for span in patch.spans where span.fixture == index {
                 let buffer = patch.universes.firstIndex(of: span.universe)!
                 for offset in 0..<span.count {
@@ -69,20 +83,17 @@ public struct FixtureRenderer: Sendable {
         }
     }
 
-    /// The channels of `fixture` for the bands' light (each 0…1), into the first
-    /// ``Fixture/channelCount`` bytes of `channels`.
+    /// The channels of a lamp fixture (not a strip: ``StripRenderer`` draws those) for the bands'
+    /// light (each 0…1), into the first ``Fixture/channelCount`` bytes of `channels`.
     static func channels(of fixture: Fixture, light bands: SIMD3<Float>, into channels: inout [UInt8]) {
         switch fixture.layout {
         case .dimmers:
             for band in 0..<3 { channels[band] = byte(bands[band]) }
-        case .rgb, .blend:
+        case .rgb:
             let (red, green, blue) = mix(bands, fixture.palette)
-            let pixels = fixture.layout == .rgb ? 1 : fixture.pixels
-            for pixel in 0..<pixels {
-                channels[3 * pixel] = red
-                channels[3 * pixel + 1] = green
-                channels[3 * pixel + 2] = blue
-            }
+            channels[0] = red
+            channels[1] = green
+            channels[2] = blue
         case .rgbw:
             let (red, green, blue) = mix(bands, fixture.palette)
             let white = min(red, green, blue)
@@ -90,15 +101,8 @@ public struct FixtureRenderer: Sendable {
             channels[1] = green - white
             channels[2] = blue - white
             channels[3] = white
-        case .segments:
-            for pixel in 0..<fixture.pixels {
-                let band = min(2, pixel * 3 / fixture.pixels)
-                let color = fixture.palette.colors[band]
-                let amount = bands[band] / 255
-                channels[3 * pixel] = byte(amount * Float(color.red))
-                channels[3 * pixel + 1] = byte(amount * Float(color.green))
-                channels[3 * pixel + 2] = byte(amount * Float(color.blue))
-            }
+        case .segments, .blend, .scroll, .energy, .flash:
+            preconditionFailure("strip layouts are drawn by StripRenderer")
         }
     }
 

@@ -39,7 +39,7 @@ public struct PatchCheck: Sendable, Equatable {
                     guard let first = pixels.first, let last = pixels.last else { return nil }
                     return ("\(name) \(band) segment", 3 * first..<3 * (last + 1))
                 }
-            case .rgb, .rgbw, .blend:
+            case .rgb, .rgbw, .blend, .scroll, .energy, .flash:
                 parts = [(name.isEmpty ? "all" : name, 0..<count)]
             }
             for part in parts {

@@ -16,6 +16,8 @@ public enum PageRequest: Sendable, Equatable {
     case set(id: Int, key: String, value: String)
     /// Light one GPIO line alone (wiring check); nil ends the check.
     case check(id: Int, line: Int?)
+    /// Run the strip's wiring check (``StripCheck``): `{"type": "check", "id": 1, "strip": true}`.
+    case checkStrip(id: Int)
     /// Drop the page's value of `key`: the settings file's value (or the default) applies again.
     case useFileValue(id: Int, key: String)
 
@@ -45,6 +47,7 @@ public enum PageRequest: Sendable, Equatable {
             return .useFileValue(id: id, key: key)
         case "check":
             let id = try PageJSON.required(message.id, "id")
+            if message.strip == true { return .checkStrip(id: id) }
             switch message.line {
             case .absent: throw PageProtocolError(.invalidData, "`check` needs a line (or null)")
             case .null: return .check(id: id, line: nil)
@@ -111,11 +114,12 @@ struct PageRequestWire: Decodable {
     var id: Int?
     var value: Value?
     var line: Line = .absent
+    var strip: Bool?
     var sampleRate: Double?
     var channels: Int?
     var source: String?
 
-    enum CodingKeys: String, CodingKey { case type, key, id, value, line, sampleRate, channels, source }
+    enum CodingKeys: String, CodingKey { case type, key, id, value, line, strip, sampleRate, channels, source }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -126,6 +130,7 @@ struct PageRequestWire: Decodable {
         if container.contains(.line) {
             line = try container.decodeNil(forKey: .line) ? .null : .line(try container.decode(Int.self, forKey: .line))
         }
+        strip = try container.decodeIfPresent(Bool.self, forKey: .strip)
         sampleRate = try container.decodeIfPresent(Double.self, forKey: .sampleRate)
         channels = try container.decodeIfPresent(Int.self, forKey: .channels)
         source = try container.decodeIfPresent(String.self, forKey: .source)

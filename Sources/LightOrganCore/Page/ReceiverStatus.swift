@@ -26,7 +26,19 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 
     /// The receiver itself.
+    /// The strip wired to the receiver, as the page shows it.
+    public struct Strip: Sendable, Equatable, Encodable {
+        public var device: String
+        public var pixels: Int
+        public var type: String
+        public var effect: String
+        public init(_ strip: StripDescription) {
+            (device, pixels, type, effect) = (strip.device, strip.pixels, strip.led.rawValue, strip.effect.rawValue)
+        }
+    }
+
     public struct Receiver: Sendable, Equatable, Encodable {
+        @NullWhenAbsent public var strip: Strip?
         public var name: String
         public var port: Int
         public var output: String
@@ -113,6 +125,8 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     public var connections = 0
     /// The line a wiring check lights, nil when none.
     @NullWhenAbsent public var checking: Line?
+    /// Whether the strip's wiring check runs.
+    public var checkingStrip = false
     public var settings: [Setting] = []
 
     public init(receiver: Receiver) { self.receiver = receiver }
@@ -138,11 +152,12 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         try container.encode(reconnects, forKey: .reconnects)
         try container.encode(connections, forKey: .connections)
         try container.encode(_checking, forKey: .checking)
+        try container.encode(checkingStrip, forKey: .checkingStrip)
         try container.encode(settings, forKey: .settings)
     }
 
     enum CodingKeys: CodingKey {
-        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, settings
+        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, checkingStrip, settings
     }
 }
 

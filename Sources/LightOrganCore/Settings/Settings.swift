@@ -147,6 +147,8 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var hysteresis = 32
     /// `onoff`: shortest time between two switches of a band, seconds.
     public var minimumSwitchInterval = 0.1
+    /// The LED strip wired to the receiver, beside its lamps (none by default).
+    public var strip = StripSettings()
     /// Peers allowed to connect; empty: everyone.
     public var allow: [AddressRange] = []
     /// Open connections at most, 1…1000.
@@ -214,5 +216,8 @@ public struct PageSettings: Sendable, Equatable {
     public init() {}
 
     /// The settings a page may change while the receiver runs, in the order it shows them.
-    public static let tunableKeys = ["receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout"]
+    public static let tunableKeys = [
+        "receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout", "receiver.strip.effect",
+        "receiver.strip.brightness",
+    ]
 }

@@ -133,6 +133,49 @@ public enum SettingsCatalog {
             "receiver.max_brightness", default: 100, range: 1...100,
             summary: "Brightness limit of every lamp, percent of full (1…100)."
         ) { $0.receiver.maxBrightness = $1 },
+        .text(
+            "receiver.strip.device", default: "", allowed: "empty (no strip), /dev/spidev0.0 (SPI: every Pi), /dev/leds0 (Pi 5 ws2812-pio), another spidev or leds path, or virtual",
+            summary: "LED strip (WS2812B/SK6812) wired to this Pi beside the lamps: /dev/spidev0.0 (data on GPIO 10, SPI enabled), /dev/leds0 on a Pi 5 with dtoverlay=ws2812-pio, virtual (only on the page and in the terminal); empty: none.",
+            allowsEmpty: true
+        ) { $0.receiver.strip.device = $1 },
+        .integer(
+            "receiver.strip.pixels", default: 60, range: 1...StripSettings.maximumPixels, summary: "Pixels (LEDs) of the strip."
+        ) { $0.receiver.strip.pixels = $1 },
+        .choice(
+            "receiver.strip.type", default: StripLED.ws2812b, summary: "The strip's chip: ws2812b (also WS2811, NeoPixel), sk6812, sk6812-rgbw."
+        ) { $0.receiver.strip.led = $1 },
+        SettingKey(
+            "receiver.strip.order", default: "auto", allowed: ColorOrder.allowed,
+            summary: "Order of the colours on the wire: auto (the type's own), or rgb, grb, brg, … when the first pixel of the wiring check is not red."
+        ) { settings, raw in
+            if raw.lowercased() == "auto" {
+                settings.receiver.strip.order = nil
+                return nil
+            }
+            guard let order = ColorOrder(parsing: raw) else { return .notAllowed(ColorOrder.allowed) }
+            settings.receiver.strip.order = order
+            return nil
+        },
+        .choice(
+            "receiver.strip.effect", default: StripEffect.scroll,
+            summary: "scroll: each beat's colour moves out from the centre; energy: a bar per band from the centre; flash: the whole strip on each bass beat; segments: a third per band; blend: the whole strip in the bands' mixed colours."
+        ) { $0.receiver.strip.effect = $1 },
+        .integer(
+            "receiver.strip.brightness", default: 50, range: 1...100,
+            summary: "Brightness limit of the strip, percent of full (a 5 V supply gives about 60 mA a pixel at full white)."
+        ) { $0.receiver.strip.brightness = $1 },
+        .decimal(
+            "receiver.strip.gamma", default: 2.2, range: 1...4, unit: "(exponent)",
+            summary: "Exponent from level to light: 2.2 for LEDs driven linearly."
+        ) { $0.receiver.strip.gamma = $1 },
+        SettingKey(
+            "receiver.strip.palette", default: "red, green, blue", allowed: Palette.allowed,
+            summary: "Colours of bass, mid and treble on the strip."
+        ) { settings, raw in
+            guard let palette = Palette(parsing: raw) else { return .notAllowed(Palette.allowed) }
+            settings.receiver.strip.palette = palette
+            return nil
+        },
         .flag(
             "page.enabled", default: true,
             summary: "Serve the receiver's page (HTTPS): live lamps, status, wiring check, settings, a phone as the sound source."
@@ -255,6 +298,13 @@ public enum SettingsCatalog {
             for index in settings.receiver.forwardTargets.indices {
                 settings.receiver.forwardTargets[index].defaultInterface(settings.lighting.interface)
             }
+        }
+        let strip = settings.receiver.strip
+        if let order = strip.order, order.channels.count != strip.led.channels {
+            throw SettingsError.badValue(
+                key: "receiver.strip.order", raw: values["receiver.strip.order"]!,
+                problem: "has \(order.channels.count) colours but a \(strip.led) pixel takes \(strip.led.channels); "
+                    + (strip.led.channels == 4 ? "add w (grbw)" : "leave out w, or set receiver.strip.type: sk6812-rgbw"))
         }
         try placeFixtures(values, in: &settings)
         return settings

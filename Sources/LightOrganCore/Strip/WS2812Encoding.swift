@@ -1,0 +1,69 @@
+/// A strip's frame as SPI bytes: each LED bit becomes 3 SPI bits at ``clockHz`` (1 → `110`,
+/// 0 → `100`, most significant first), so SPI's MOSI line draws the WS2812B waveform.
+///
+/// At 2.4 MHz a LED bit is 1.25 µs with 0.42 µs high for a 0 and 0.83 µs for a 1 (datasheet:
+/// 0.4 and 0.8 µs, ± 150 ns); the Pi's SPI divides its core clock by an even number, so the clock it
+/// runs is a little lower (2.36 MHz from 250 MHz), still within the datasheet. After the pixels
+/// come ``resetBytes`` zero bytes: a low of 300 µs that latches the frame. A frame is one SPI
+/// transfer: chunks would leave gaps that the strip reads as a latch in mid-frame.
+public enum WS2812Encoding {
+    /// The SPI clock asked of the driver, Hz.
+    public static let clockHz = 2_400_000
+    /// SPI bits per LED bit.
+    public static let bitsPerLEDBit = 3
+    /// Zero bytes after the pixels: 90 × 8 bits at 2.4 MHz = 300 µs low.
+    public static let resetBytes = 90
+
+    /// The 3 SPI bytes of each LED byte, as the low 24 bits.
+    static let table: [UInt32] = (0...255).map { value in
+        var bits: UInt32 = 0
+        for bit in (0..<8).reversed() { bits = bits << 3 | (value >> bit & 1 == 1 ? 0b110 : 0b100) }
+        return bits
+    }
+
+    /// SPI bytes of one frame of `pixels` pixels of `channels` colours each, reset included.
+    public static func frameBytes(pixels: Int, channels: Int) -> Int {
+        pixels * channels * bitsPerLEDBit + resetBytes
+    }
+
+    /// Seconds the frame takes on the wire at `clockHz`.
+    public static func wireSeconds(pixels: Int, channels: Int, clockHz: Int = clockHz) -> Double {
+        Double(frameBytes(pixels: pixels, channels: channels) * 8) / Double(clockHz)
+    }
+
+    /// Writes the SPI bytes of `rgb` (3 bytes a pixel, red, green, blue) in `order` into `spi`
+    /// (``frameBytes(pixels:channels:)`` long), the reset zeros included. With a white channel in
+    /// `order`, white takes what red, green and blue share.
+    public static func encode(rgb: [UInt8], order: ColorOrder, into spi: inout [UInt8]) {
+        let pixels = rgb.count / 3
+        var out = 0
+        var colors: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+        for pixel in 0..<pixels {
+            let red = rgb[3 * pixel], green = rgb[3 * pixel + 1], blue = rgb[3 * pixel + 2]
+            if order.channels.count == 4 {
+                let white = min(red, green, blue)
+                colors = (red - white, green - white, blue - white, white)
+            } else {
+                colors = (red, green, blue, 0)
+            }
+            for channel in order.channels {
+                let value: UInt8
+                switch channel {
+                case 0: value = colors.0
+                case 1: value = colors.1
+                case 2: value = colors.2
+                default: value = colors.3
+                }
+                let bits = table[Int(value)]
+                spi[out] = UInt8(truncatingIfNeeded: bits >> 16)
+                spi[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                spi[out + 2] = UInt8(truncatingIfNeeded: bits)
+                out += 3
+            }
+        }
+        while out < spi.count {
+            spi[out] = 0
+            out += 1
+        }
+    }
+}
