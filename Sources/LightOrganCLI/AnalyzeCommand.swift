@@ -31,6 +31,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Also draw the waveform and the three levels over time into this SVG file.")
     var plot: String?
 
+    @Option(help: "Also draw every strip effect over time into this SVG file (the first 5 s; receiver.strip.pixels, .palette and .gamma from the settings).")
+    var stripPlot: String?
+
+    @Option(help: CommonOptions.help("receiver.strip.pixels")) var stripPixels: String?
+
     func validate() throws {
         if let fps, !(10...1000).contains(fps) { throw ValidationError("--fps must be in 10…1000, not \(fps)") }
     }
@@ -38,7 +43,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = CommonOptions.prepareProcess(level: common.verbose ? .debug : .warning)
-            let settings = try await common.loadSettings([], logger: logger)
+            let settings = try await common.loadSettings([(stripPixels, "--strip-pixels", "receiver.strip.pixels")], logger: logger)
             let framesPerSecond = fps ?? settings.sender.framesPerSecond
             let wav: WAVFile
             do {
@@ -49,6 +54,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
             // The plot reads the file a second time, in step with the analysis.
             var plotter = plot.map { _ in
                 LevelPlot(title: "\(file) — \(framesPerSecond) frames/s", sampleRate: wav.format.sampleRate, duration: wav.duration)
+            }
+            let strip = settings.receiver.strip
+            var stripPlotter = stripPlot.map { _ in
+                StripPlot(title: String(file.split(separator: "/").last ?? ""), pixels: strip.pixels, palette: strip.palette, gamma: strip.gamma)
             }
             var waveform = wav
             var producer = FrameProducer(source: wav, parameters: settings.analysis)
@@ -64,6 +73,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                     plotter!.addWaveform(stride(from: 0, to: samples.count, by: channels).map { samples[$0] })
                     plotter!.addFrame(frame, at: time, envelopes: producer.lastEnvelopes)
                 }
+                if stripPlotter != nil, time <= 5 { stripPlotter!.add(frame, at: time) }
                 if output.utf8.count > 1 << 16 {
                     StandardOutput.write(output)
                     output.removeAll(keepingCapacity: true)
@@ -73,6 +83,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             StandardOutput.write(output)
             progress.finish()
+            if let stripPlot, let stripPlotter {
+                do {
+                    try stripPlotter.svg().write(toFile: stripPlot, atomically: true, encoding: .utf8)
+                } catch {
+                    throw Failure.runtime("cannot write \(stripPlot): \(SystemErrorText.reason(of: error))")
+                }
+            }
             if let plot, let plotter {
                 do {
                     try plotter.svg().write(toFile: plot, atomically: true, encoding: .utf8)
