@@ -185,6 +185,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LightOrganOutputTests",
+            dependencies: ["LightOrganCore", "LightOrganOutput"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LightOrganAudioTests",
             dependencies: ["LightOrganAudio", "LightOrganCore"],
             swiftSettings: swiftSettings
