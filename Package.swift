@@ -212,6 +212,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LightOrganServicesTests",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganServices",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LightOrganEndToEndTests",
             dependencies: [
                 "LightOrganCore",

@@ -192,13 +192,11 @@ final class LampTap: LevelOutput {
         guard let generation else { return }
         publish(.off)
         tellWatchers()
-        // Each step at its time from the start (not one after another: a late step is skipped, the
-        // sequence keeps its length), then dark.
-        let start = NIODeadline.now()
+        // Every step scheduled now at its offset from the start (not each from the one before: a late
+        // wake-up never stretches the sequence), the last one ending the check dark.
         var offset = 0.0
         for (step, seconds) in sequence.steps {
-            let at = start + .nanoseconds(Int64(offset * 1e9))
-            eventLoop.scheduleTask(deadline: at) { [self] in
+            eventLoop.scheduleTask(in: .nanoseconds(Int64(offset * 1e9))) { [self] in
                 if case .dark = step {
                     endCheck(generation: generation)
                     return
