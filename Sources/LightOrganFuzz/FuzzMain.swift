@@ -1,7 +1,7 @@
 import Foundation
 import LightOrganCore
 
-/// `lightorgan-fuzz`: property-based fuzzing of what parses untrusted input (issue 5).
+/// `lightorgan-fuzz`: property-based fuzzing of what parses untrusted input.
 ///
 /// `lightorgan-fuzz [TARGET…] [--count N] [--seed S]`, TARGET one of `assembler`, `handler`,
 /// `arbiter`, `settings-catalog`, `settings`, `settings-file`, `page-requests`, `page-audio`,

@@ -1,4 +1,4 @@
-"""Zero configuration (issue 6) against a real Avahi daemon, in a network namespace of the test's own.
+"""Zero configuration against a real Avahi daemon, in a network namespace of the test's own.
 
 Each test runs in `netns` (only its own loopback: nothing leaves the machine, no other Avahi on the
 LAN can interfere) with one or two `AvahiHost`s (support/avahi.py): a mount namespace with private

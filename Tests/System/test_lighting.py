@@ -1,4 +1,4 @@
-"""Stage lights and LED strips on the network (issue 24): sACN and Art-Net against a real OLA daemon,
+"""Stage lights and LED strips on the network: sACN and Art-Net against a real OLA daemon,
 DDP against two independent decoders (the test's own, from the published format, and python-led-ddp).
 
 olad runs in a namespace of its own behind a veth (support/olad.py: 10.77.0.1 on the test's side,

@@ -1,4 +1,4 @@
-"""Faults and load on the link, with the real executables over loopback (issue 5).
+"""Faults and load on the link, with the real executables over loopback.
 
 Each test runs `lightorgan receive --output stdout` and `lightorgan send --pattern counter` (see
 support/processes.py: a frame's age is the receiver's time minus the sender's for the same counter),

@@ -1,4 +1,4 @@
-"""The laptop side against a real sound server (input: monitor), issue 14's delay included.
+"""The laptop side against a real sound server (input: monitor), the speaker's delay included.
 
 Each test runs against PulseAudio, and against PipeWire with pipewire-pulse and WirePlumber on a
 private D-Bus, as most desktops now run (support/sound_servers.py). Null sinks "speakers" and

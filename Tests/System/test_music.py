@@ -1,4 +1,4 @@
-"""The music goals of the dance response on recorded songs (issue 12): the release `lightorgan analyze`
+"""The music goals of the dance response on recorded songs: the release `lightorgan analyze`
 on two tracks of the music corpus, judged by support/music_metrics.py against an independent onset
 detector (aubio). `scripts/bench-music` gives the same figures for all 13 tracks, beside the peer."""
 import pytest

@@ -1,4 +1,5 @@
-"""The receiver's page (issue 23) in a real headless Chromium, over HTTPS from a non-loopback address.
+"""The receiver's page in real browsers (headless Chromium; WebKitGTK and Firefox ESR where a test says
+so), over HTTPS from a non-loopback address.
 
 Each test runs in a network namespace of its own (`netns`), with the receiver in a second one behind
 a veth (`page_host`: support.browser.PageHost, 10.77.1.1 here, 10.77.1.2 there), with `--output

@@ -1,4 +1,4 @@
-"""The release channel (issue 30): scripts/release's signed apt repository, and install.sh, upgrades and
+"""The release channel: scripts/release's signed apt repository, and install.sh, upgrades and
 purges from it where a Pi owner meets them, without a Pi.
 
 - The repositories: scripts/release with the arm64 and amd64 packages makes a reprepro repository (suite

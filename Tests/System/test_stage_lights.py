@@ -1,4 +1,4 @@
-"""Stage lights as a lighting technician expects them (issue 32), against a real olad and the packets
+"""Stage lights as a lighting technician expects them, against a real olad and the packets
 themselves: stops that never wait on another target, the link multicast and broadcast leave by,
 E1.31 keep-alives and synchronization, DDP's RGBW type, ArtPoll, the patch check, and settings that
 would mean nothing refused in one line.

@@ -1,4 +1,4 @@
-"""The lighting figures of issue 24, against a real olad (support/olad.py) in network namespaces.
+"""The lighting figures (CPU with and without lighting targets, frame to olad), against a real olad (support/olad.py) in network namespaces.
 
 Usage: python Tests/System/benchmarks/lighting.py LIGHTORGAN SECONDS ROUNDS
        (scripts/bench-lighting runs it with a release build and the suite's venv)

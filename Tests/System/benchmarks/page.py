@@ -1,4 +1,4 @@
-"""The receiver page's figures (issue 23), over a veth from a network namespace of its own.
+"""The receiver page's figures, over a veth from a network namespace of its own.
 
 Usage: python Tests/System/benchmarks/page.py LIGHTORGAN [SECONDS]
        (scripts/bench-page runs it with a release build and the suite's venv; SECONDS per measurement,

@@ -1,7 +1,7 @@
 """A real OLA daemon (olad 0.10.9, Debian `ola`, `ola-python`) receiving sACN and Art-Net in tests.
 
 Usage, from a test already in a private network namespace with only `lo` (the `netns` fixture, or
-`support.namespaces.private_network()`); the `olad` fixture of test_lighting.py does this:
+`support.namespaces.private_network()`); the `olad` fixture of conftest.py does this:
 
     olad = Olad(work_dir)                      # sACN 1 and 2, Art-Net port-addresses 1 and 2
     recorder = olad.recorder(channels=3)       # registered with olad when this returns
