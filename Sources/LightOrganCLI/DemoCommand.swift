@@ -30,6 +30,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal), stdout (a line per frame) or gpio (LEDs on the Pi's default lines).")
     var output = "terminal"
 
+    @Option(help: "Also show a virtual LED strip of 60 pixels with this effect: scroll, energy, flash, segments or blend.")
+    var strip: String?
+
     @Flag(name: .shortAndLong, help: "Log connections and settings to stderr.")
     var verbose = false
 
@@ -37,6 +40,9 @@ struct DemoCommand: AsyncParsableCommand {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be more than 0 seconds") }
         guard (10...250).contains(fps) else { throw ValidationError("--fps must be in 10…250") }
         guard OutputChoice(rawValue: output) != nil else { throw ValidationError("--output must be terminal, stdout or gpio") }
+        if let strip, StripEffect(rawValue: strip) == nil {
+            throw ValidationError("--strip must be one of \(StripEffect.allCases.map(\.rawValue).joined(separator: ", ")), not \(strip)")
+        }
     }
 
     func run() async throws {
@@ -52,6 +58,11 @@ struct DemoCommand: AsyncParsableCommand {
             receiverSettings.bind = "127.0.0.1"
             receiverSettings.port = 0
             receiverSettings.output = output
+            if let strip, let effect = StripEffect(rawValue: strip) {
+                receiverSettings.strip.device = StripSettings.virtualDevice
+                receiverSettings.strip.effect = effect
+                receiverSettings.strip.brightness = 100
+            }
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(

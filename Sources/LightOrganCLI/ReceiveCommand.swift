@@ -88,32 +88,39 @@ struct ReceiveCommand: AsyncParsableCommand {
     static func makeOutput(_ settings: ReceiverSettings, logger: Logger) throws -> (any LevelOutput, chip: String?) {
         var lamps: any LevelOutput
         var chip: String?
+        // The strip is opened first: the terminal's lamps draw its pixels in a row of their own.
+        var strip: LEDStrip?
+        if settings.strip.isEnabled {
+            strip = try LEDStrip.open(settings.strip)
+            let description = strip!.description
+            logger.info(
+                "strip: \(description.pixels) \(description.led) pixels on \(description.device), effect \(description.effect), brightness \(settings.strip.brightness) %")
+            for note in strip!.notes { logger.info("strip: \(note)") }
+        }
         switch settings.output {
-        case .terminal: lamps = TerminalLamps()
+        case .terminal:
+            var pixels: (@Sendable () -> [UInt8])?
+            if let strip { pixels = { strip.stripPixels() } }
+            lamps = TerminalLamps(strip: pixels)
         case .stdout: lamps = StdoutLines()
         case .gpio:
-            let gpio = try GPIOLamps(
-                chip: settings.chip, lines: settings.lines, activeLow: settings.activeLow,
-                pwmFrequency: settings.pwmFrequency, mode: settings.mode, onThreshold: settings.onThreshold,
-                hysteresis: settings.hysteresis, minimumSwitchInterval: settings.minimumSwitchInterval)
+            let gpio: GPIOLamps
+            do {
+                gpio = try GPIOLamps(
+                    chip: settings.chip, lines: settings.lines, activeLow: settings.activeLow,
+                    pwmFrequency: settings.pwmFrequency, mode: settings.mode, onThreshold: settings.onThreshold,
+                    hysteresis: settings.hysteresis, minimumSwitchInterval: settings.minimumSwitchInterval)
+            } catch {
+                strip?.shutDown()
+                throw error
+            }
             let lines = gpio.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
             logger.info(
                 "GPIO: lines \(lines) on \(gpio.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
             chip = gpio.chipDescription
             lamps = gpio
         }
-        guard settings.strip.isEnabled else { return (lamps, chip) }
-        let strip: LEDStrip
-        do {
-            strip = try LEDStrip.open(settings.strip)
-        } catch {
-            lamps.shutDown()
-            throw error
-        }
-        let description = strip.description
-        logger.info(
-            "strip: \(description.pixels) \(description.led) pixels on \(description.device), effect \(description.effect), brightness \(settings.strip.brightness) %")
-        for note in strip.notes { logger.info("strip: \(note)") }
+        guard let strip else { return (lamps, chip) }
         return (CombinedOutput(lamps: lamps, strip: strip), chip)
     }
 }

@@ -14,6 +14,9 @@ import Foundation
 ///     ●  mid     ██████▏                         62
 ///     ●  treble  ███████████████████████████    255
 ///
+/// With a strip beside the lamps (`receiver.strip.device: virtual`, `lightorgan demo --strip`), a
+/// fourth row shows its pixels, each cell the average of the pixels it stands for.
+///
 /// When stdout is not a terminal it writes a plain line every `plainInterval` seconds instead
 /// (`t=1.20 s  bass 165  mid 62  treble 255`), so logs and pipes stay readable.
 public struct TerminalLamps: LevelOutput {
@@ -30,6 +33,10 @@ public struct TerminalLamps: LevelOutput {
     static let barCells = 32
 
     public let style: Style
+    /// The strip's pixels now (3 bytes a pixel), drawn in a row of their own; nil without a strip.
+    private let stripPixels: (@Sendable () -> [UInt8])?
+    /// Cells of the strip's row at most.
+    static let stripCells = 60
     private var drawnBefore = false
     private var startSeconds: Double?
     private var lastPlainLine = -Double.infinity
@@ -37,12 +44,13 @@ public struct TerminalLamps: LevelOutput {
     private var lastShown: LevelFrame?
 
     /// Chooses the style from stdout: in place on a terminal, else a plain line every 0.1 s.
-    public init() {
-        self.init(style: StandardOutput.isTerminal ? .inPlace : .plainLines(every: 0.1))
+    public init(strip stripPixels: (@Sendable () -> [UInt8])? = nil) {
+        self.init(style: StandardOutput.isTerminal ? .inPlace : .plainLines(every: 0.1), strip: stripPixels)
     }
 
-    public init(style: Style) {
+    public init(style: Style, strip stripPixels: (@Sendable () -> [UInt8])? = nil) {
         self.style = style
+        self.stripPixels = stripPixels
     }
 
     public mutating func show(_ frame: LevelFrame) {
@@ -52,7 +60,9 @@ public struct TerminalLamps: LevelOutput {
         startSeconds = start
         switch style {
         case .inPlace:
-            StandardOutput.write((drawnBefore ? "\u{1B}[3F" : "\u{1B}[?25l") + Self.panel(for: frame))
+            let strip = stripPixels.map { Self.stripRow($0()) } ?? ""
+            let rows = stripPixels == nil ? 3 : 4
+            StandardOutput.write((drawnBefore ? "\u{1B}[\(rows)F" : "\u{1B}[?25l") + Self.panel(for: frame) + strip)
             drawnBefore = true
         case .plainLines(let interval):
             // Every `interval`, and at once when the lamps go off (once), so the end is never missed.
@@ -82,6 +92,28 @@ public struct TerminalLamps: LevelOutput {
             let value = String(level).leftPadded(to: 4)
             return "  \(lamp)\u{1B}[0m  \(name) \(bar)\u{1B}[0m\(value)\u{1B}[K\n"
         }.joined()
+    }
+
+    /// The strip's pixels as a row of coloured cells (linear light shown through a 2.2 display gamma),
+    /// ending in a newline.
+    static func stripRow(_ rgb: [UInt8]) -> String {
+        let pixels = rgb.count / 3
+        guard pixels > 0 else { return "\u{1B}[K\n" }
+        let cells = min(stripCells, pixels)
+        var row = "  strip   "
+        for cell in 0..<cells {
+            let first = cell * pixels / cells
+            let end = max(first + 1, (cell + 1) * pixels / cells)
+            var color: [Int] = []
+            for channel in 0..<3 {
+                var sum = 0
+                for pixel in first..<end { sum += Int(rgb[3 * pixel + channel]) }
+                let light = Double(sum) / Double(end - first) / 255
+                color.append(Int((pow(light, 1 / 2.2) * 255).rounded()))
+            }
+            row += "\u{1B}[38;2;\(color[0]);\(color[1]);\(color[2])m█"
+        }
+        return row + "\u{1B}[0m\u{1B}[K\n"
     }
 
     /// A bar of `barCells` cells with eighth-cell resolution.
