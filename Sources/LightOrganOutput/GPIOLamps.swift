@@ -119,7 +119,10 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
     }
 
     private func runPWM() {
-        var periodStart = MonotonicClock.seconds()
+        // A late wake-up restarts the grid at the write instead of writing the passed edges at once
+        // (PWMGrid): beside two CPU hogs the emulated kernel saw periods squeezed to about 1 ms and the
+        // duty of a level-232 lamp fall from 0.81 to 0.50.
+        var grid = PWMGrid(period: period, start: MonotonicClock.seconds())
         var lastWritten: [Int32]? = nil
         var shownDuties: [Double]? = nil
         var schedule = PWMSchedule(duties: [])
@@ -134,21 +137,22 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
                 schedule = PWMSchedule(duties: current)
             }
             for edge in schedule.edges {
-                MonotonicClock.sleep(until: periodStart + edge.offset * period)
+                MonotonicClock.sleep(until: grid.due(edge.offset))
                 if edge.values != lastWritten {
                     edge.values.withUnsafeBufferPointer { _ = lightorgan_gpio_set(gpio, $0.baseAddress) }
                     lastWritten = edge.values
+                    // The clock after the write: a thread preempted between its wake-up and the write
+                    // still gives the rest of the period its full length.
+                    grid.wrote(edgeAt: edge.offset, at: MonotonicClock.seconds())
                 }
             }
             if schedule.isSteady {
                 // Every line fully on or off: sleep until the duties change or the output stops.
                 waitForChange(from: current)
-                periodStart = MonotonicClock.seconds()
+                grid.restart(at: MonotonicClock.seconds())
                 continue
             }
-            periodStart += period
-            let now = MonotonicClock.seconds()
-            if periodStart < now - period { periodStart = now }  // fell behind (machine busy): restart the grid
+            grid.advance()
         }
         finished.signal()
     }
