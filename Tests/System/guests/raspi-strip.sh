@@ -60,7 +60,7 @@ fails() {
     wait $pid; status=$?
     echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | tail -n 1)"
 }
-strip="--strip-device $spi --strip-effect segments --strip-brightness 100 --strip-gamma 1"
+strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
 
 if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     # -- the route: busybox's bytes come back exactly -------------------------------------------
@@ -79,7 +79,7 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
 
     # -- the receiver's strip beside the GPIO lamps ----------------------------------------------
     mark receiver-start
-    receiver strip-receiver 8181 --config /etc/lightorgan/lightorgan.yaml --output gpio $strip --strip-pixels 9
+    receiver strip-receiver 8181 --config /etc/lightorgan/lightorgan.yaml --output gpio --strip-device $spi $strip --strip-pixels 9
     echo "PI: strip receiver said $(grep -i -m 1 'strip' /tmp/strip-receiver.log)"
     mark full-255-0-255; frames 255 0 255 2 8181; sleep 0.6
     mark levels-200-100-50; frames 200 100 50 2 8181; sleep 0.6
@@ -88,12 +88,12 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     sleep 2.2; mark timeout-after-2.2s; wait $feeder
     mark sigterm; frames 0 0 255 4 8181 & feeder=$!
     sleep 1.5; kill -TERM $receiver; sleep 1.5
-    kill -0 $receiver 2>/dev/null && echo "PI: strip receiver still running after SIGTERM" \
-        || echo "PI: strip receiver ended after SIGTERM"
+    if kill -0 $receiver 2>/dev/null; then echo "PI: strip receiver still running after SIGTERM"
+    else wait $receiver; echo "PI: strip receiver ended after SIGTERM, status $?"; fi
     mark after-sigterm; wait $feeder
 
     mark test-leds
-    /usr/bin/lightorgan test-leds $strip --strip-pixels 9 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
+    /usr/bin/lightorgan test-leds --strip-device $spi --strip-pixels 9 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
     echo "PI: strip test-leds status $? said $(tail -n 1 /tmp/leds.err)"
     mark test-leds-end
 
@@ -104,9 +104,9 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     : >/tmp/plain
     fails plain-file /usr/bin/lightorgan receive --output stdout --port 8192 $strip --strip-device /tmp/plain
     echo "PI: plain-file left $(stat -c '%F %s' /tmp/plain)"
-    fails no-permission su -s /bin/sh nobody -c "/usr/bin/lightorgan receive --output stdout --port 8193 $strip"
+    fails no-permission su -s /bin/sh nobody -c "/usr/bin/lightorgan receive --output stdout --port 8193 --strip-device $spi $strip"
     mark too-large
-    receiver too-large 8194 --output stdout $strip --strip-pixels 600
+    receiver too-large 8194 --output stdout --strip-device $spi $strip --strip-pixels 600
     kill -0 $receiver 2>/dev/null && { frames 255 0 255 2 8194; sleep 1; }
     kill -0 $receiver 2>/dev/null && { echo "PI: too-large still running"; kill -TERM $receiver; }
     wait $receiver
@@ -118,7 +118,7 @@ else
     mark route-5000; dd if=/tmp/5000.bin of=$spi bs=5000 count=1 2>/tmp/dd.err
     echo "PI: route 5000 bytes status $? $(grep -o 'error.*' /tmp/dd.err)"
     mark large
-    receiver large 8181 --output stdout $strip --strip-pixels 600
+    receiver large 8181 --output stdout --strip-device $spi $strip --strip-pixels 600
     frames 255 0 255 2 8181; sleep 0.6
     kill -TERM $receiver; wait $receiver
     echo "PI: large receiver status $? said $(grep -v '^$' /tmp/large.log | tail -n 1)"
