@@ -78,11 +78,10 @@ def fetched_up_front(request):
         caches.install_packages(dict.fromkeys(packages))
     seen = set()
     for item in items:
-        module = item.module
-        if module not in seen and hasattr(module, "fetch_up_front"):
-            seen.add(module)
+        fetch = getattr(item.module, "fetch_up_front", None)
+        if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
+            seen.add(fetch)
             # fetch_up_front(request) may ask for session fixtures (the package it fetches for).
-            fetch = module.fetch_up_front
             fetch(request) if inspect.signature(fetch).parameters else fetch()
 
 
