@@ -169,7 +169,8 @@ def test_spi_route_gives_back_busyboxs_bytes_exactly(strip_pi, check, figure):
 def test_receivers_frames_are_the_segments_pixels_in_one_transfer_each(strip_pi, check, figure):
     strip, short = strip_pi, strip_pi.model.short
     check(f"{short}: the receiver with a strip of 9 beside the GPIO lamps listens",
-          strip.pi.said(r"strip-receiver listening"), (strip.pi.said(r"strip-receiver .*") or [""])[0])
+          strip.pi.said(r"strip-receiver listening"),
+          f"{(strip.pi.said(r'strip-receiver .*') or [''])[0]}; {(strip.pi.said(r'lightorgan .*') or [''])[0]}")
     size = 9 * 9 + RESET_BYTES
     for phase, levels in (("full-255-0-255", (255, 0, 255)), ("levels-200-100-50", (200, 100, 50))):
         found = _shows(strip, phase, segments(9, levels), check, f"frames {list(levels)}")

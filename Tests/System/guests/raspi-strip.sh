@@ -33,6 +33,8 @@ echo "PI: spi core clock $(awk -v dev="$controller" 'NF >= 10 { name = $1; rate 
 modes() { cat /sys/kernel/debug/spi-bcm2835-*/count_transfer_polling /sys/kernel/debug/spi-bcm2835-*/count_transfer_irq \
     /sys/kernel/debug/spi-bcm2835-*/count_transfer_dma 2>/dev/null | tr '\n' ' '; }
 
+echo "PI: lightorgan $(/usr/bin/lightorgan --version 2>&1 | head -n 1), receive --help names $(/usr/bin/lightorgan receive --help 2>&1 | grep -c -- '--strip-') strip options"
+
 mark() { printf 'MARK:%s' "$1" >$spi; }
 # frames BASS MID TREBLE SECONDS PORT: raw 3-byte frames every 50 ms, then the connection closes (as raspi-init.sh).
 frames() {
