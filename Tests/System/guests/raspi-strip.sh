@@ -50,17 +50,17 @@ receiver() {
     i=0; while [ $i -lt 60 ] && kill -0 $receiver 2>/dev/null && ! grep -q "listening on " "/tmp/$name.log"; do
         sleep 0.5; i=$((i + 1)); done
     grep -q "listening on " "/tmp/$name.log" && echo "PI: $name listening" \
-        || echo "PI: $name not listening, said $(tail -n 3 "/tmp/$name.log" | tr '\n' '/')"
+        || echo "PI: $name not listening, said $(grep -v '^$' "/tmp/$name.log" | head -n 1)"
 }
 # fails NAME COMMAND…: a command that must end with an error within 20 s: "PI: NAME status S lines N said LINE"
-# (N: the lines it wrote to stderr, LINE: the last).
+# (N: the lines it wrote to stderr, LINE: the first).
 fails() {
     name=$1; shift
     "$@" >/tmp/$name.out 2>/tmp/$name.err & pid=$!
     i=0; while [ $i -lt 40 ] && kill -0 $pid 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
     kill -0 $pid 2>/dev/null && { kill -TERM $pid; echo "PI: $name still running after 20 s"; }
     wait $pid; status=$?
-    echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | tail -n 1)"
+    echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
 }
 strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
 
@@ -112,7 +112,7 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     kill -0 $receiver 2>/dev/null && { frames 255 0 255 2 8194; sleep 1; }
     kill -0 $receiver 2>/dev/null && { echo "PI: too-large still running"; kill -TERM $receiver; }
     wait $receiver
-    echo "PI: too-large status $? said $(grep -v '^$' /tmp/too-large.log | tail -n 1)"
+    echo "PI: too-large status $? said $(grep -v '^$' /tmp/too-large.log | grep -v 'listening on ' | head -n 1)"
     mark too-large-end
 else
     # -- booted with spidev.bufsiz: a 600-pixel frame goes out whole ------------------------------
@@ -123,7 +123,7 @@ else
     receiver large 8181 --output stdout --strip-device $spi $strip --strip-pixels 600
     frames 255 0 255 2 8181; sleep 0.6
     kill -TERM $receiver; wait $receiver
-    echo "PI: large receiver status $? said $(grep -v '^$' /tmp/large.log | tail -n 1)"
+    echo "PI: large receiver status $? said $(grep -v '^$' /tmp/large.log | head -n 1)"
     mark large-end
 fi
 echo "PI: spi-bcm2835 transfers polling irq dma $(modes)"
