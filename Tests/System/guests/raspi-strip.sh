@@ -112,7 +112,9 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     kill -0 $receiver 2>/dev/null && { frames 255 0 255 2 8194; sleep 1; }
     kill -0 $receiver 2>/dev/null && { echo "PI: too-large still running"; kill -TERM $receiver; }
     wait $receiver
-    echo "PI: too-large status $? said $(grep -v '^$' /tmp/too-large.log | grep -v 'listening on ' | head -n 1)"
+    # Its log has other lines before the error when it fails at the first frame: the line naming the fix, else
+    # the last one.
+    echo "PI: too-large status $? said $(grep -m 1 'bufsiz' /tmp/too-large.log || grep -v '^$' /tmp/too-large.log | tail -n 1)"
     mark too-large-end
 else
     # -- booted with spidev.bufsiz: a 600-pixel frame goes out whole ------------------------------
