@@ -267,13 +267,19 @@ def test_strip_faults_are_one_line_with_their_fix(strip_pi, check):
           f"transfer sizes {[len(transfer.data) for transfer in strip.transfers('too-large')]}")
 
 
-def test_spidev_bufsiz_lets_600_pixels_out_in_one_transfer(large_strip_pi, check, figure):
+def test_spidev_bufsiz_on_the_command_line_lets_5000_bytes_through(large_strip_pi, check, figure):
     strip, said, short = large_strip_pi, large_strip_pi.pi.said, large_strip_pi.model.short
     figure(f"the emulated {short} booted again with spidev.bufsiz=32768 and ran in {strip.pi.seconds:.0f} s")
     check(f"{short}: spidev.bufsiz=32768 on the kernel's command line is in force", said(r"spidev .* bufsiz 32768$"))
-    check(f"{short}: busybox's 5000 bytes go out as one transfer",
-          [len(transfer.data) for transfer in strip.transfers("route-5000")] == [5000],
+    check(f"{short}: busybox's 5000 bytes go out as one transfer, exactly",
+          [transfer.data for transfer in strip.transfers("route-5000")] == [bytes(5000)],
           f"{[len(transfer.data) for transfer in strip.transfers('route-5000')]}")
+
+
+def test_spidev_bufsiz_lets_600_pixels_out_in_one_transfer(large_strip_pi, check):
+    strip, short = large_strip_pi, large_strip_pi.model.short
+    check(f"{short}: the receiver with a strip of 600 listens", strip.pi.said(r"large listening"),
+          (strip.pi.said(r"large .*") or [""])[0])
     size = 600 * 9 + RESET_BYTES
     _shows(strip, "large", segments(600, (255, 0, 255)), check, "600 pixels, frames [255, 0, 255]")
     sizes = sorted({len(transfer.data) for transfer in strip.transfers("large")})
