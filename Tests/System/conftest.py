@@ -30,6 +30,10 @@ from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
 
+# The emulated Raspberry Pis' fixtures (the package installed in Debian roots, the boot files), one instance each
+# for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py.
+pytest_plugins = ["support.raspberry_pi"]
+
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = ["-c", "release", "--static-swift-stdlib"]
 
@@ -78,11 +82,10 @@ def fetched_up_front(request):
         caches.install_packages(dict.fromkeys(packages))
     seen = set()
     for item in items:
-        module = item.module
-        if module not in seen and hasattr(module, "fetch_up_front"):
-            seen.add(module)
+        fetch = getattr(item.module, "fetch_up_front", None)
+        if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
+            seen.add(fetch)
             # fetch_up_front(request) may ask for session fixtures (the package it fetches for).
-            fetch = module.fetch_up_front
             fetch(request) if inspect.signature(fetch).parameters else fetch()
 
 

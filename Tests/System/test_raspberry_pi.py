@@ -12,81 +12,21 @@
 - raspi4b: the same on QEMU's Raspberry Pi 4 (BCM2711, from QEMU 10 of bookworm-backports in a private
   prefix: support/qemu_backports.py) with the same kernel's Pi 4 device tree: the same driver registers as
   pinctrl-bcm2711 (58 lines) there, on QEMU's BCM2838 GPIO model; the tree's always-on block (…@7ef0xxxx), which
-  QEMU does not map, is disabled in a copy (see MODELS). Every Pi test runs on both machines.
-The roots, the Pi's kernel and QEMU 10 are fetched once and cached in ~/.cache/lightorgan
-(support/debian_roots.py, support/qemu_backports.py).
+  QEMU does not map, is disabled in a copy. Every Pi test runs on both machines.
+The models, the boot files and the boot itself are support/raspberry_pi.py's, shared with test_strip_on_the_pi.py.
 """
-import gzip
-import lzma
 import os
 import re
-import shutil
-import subprocess
-import time
 
 import pytest
 
-from support import debian_roots, qemu_backports
-from support.processes import Process
+from support import debian_roots
+from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: called by conftest.py)
 
 pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(1800)]
 
-GUESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guests")
-
-
-def fetch_up_front(request):
-    """The roots, the Pi's kernel (sid's arm64 sysroot), QEMU 10 for the Pi 4 and, per root, what apt needs to
-    install the package."""
-    deb = request.getfixturevalue("pi_package")
-    debian_roots.arm64_sysroot()
-    qemu_backports.qemu()
-    for suite in debian_roots.SUITES:
-        debian_roots.fetch_depends(suite, debian_roots.arm64_root(suite), deb)
-
 
 # -- the package installed in a root -------------------------------------------------------------
-
-class Installs:
-    """The package installed in a throw-away copy of each suite's root, once per suite for the module."""
-
-    def __init__(self, folder, deb):
-        self.folder, self.deb, self.done = folder, deb, {}
-
-    def installed(self, suite):
-        if suite not in self.done:
-            root = os.path.join(self.folder, suite)
-            started = time.monotonic()
-            debian_roots.copy_root(suite, debian_roots.arm64_root(suite), root, self.deb)
-            shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
-            result = debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh"], timeout=1200)
-            output = result.stdout
-            with open(os.path.join(self.folder, f"{suite}.txt"), "w") as log:
-                log.write(output)
-            lines = [line[len("ROOT: "):] for line in output.splitlines() if line.startswith("ROOT: ")]
-            print("\n".join(f"{suite}: {line}" for line in lines))
-            if not any(line.startswith("apt status") for line in lines):
-                # The root could not even be used: what went wrong is in the other lines.
-                print("\n".join(f"{suite}: {line}" for line in output.splitlines()[-5:]))
-            self.done[suite] = InstalledRoot(suite, root, lines, time.monotonic() - started)
-        return self.done[suite]
-
-
-class InstalledRoot:
-    def __init__(self, suite, root, lines, seconds):
-        self.suite, self.root, self.lines, self.seconds = suite, root, lines, seconds
-
-    def said(self, pattern):
-        """The first of its "ROOT:" lines that `pattern` (a regular expression) matches at its start."""
-        return next((match for match in (re.match(pattern, line) for line in self.lines) if match), None)
-
-
-@pytest.fixture(scope="module")
-def installs(tmp_path_factory, pi_package):
-    folder = tmp_path_factory.mktemp("pi-roots")
-    yield Installs(str(folder), pi_package)
-    for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay)
-        shutil.rmtree(folder / suite, ignore_errors=True)
-
 
 @pytest.fixture(scope="module", params=debian_roots.SUITES)
 def installed_root(request, installs):
@@ -121,175 +61,12 @@ def test_installed_receiver_shows_the_installed_senders_frames(installed_root, c
 
 # -- the emulated Raspberry Pi 3 and 4 -----------------------------------------------------------
 
-class Model:
-    """An emulated Raspberry Pi: QEMU's machine, the device tree of Debian's kernel for it, what its device
-    tree calls it, and how the kernel's driver for its GPIO block labels the chip."""
-
-    def __init__(self, machine, short, name, dtb, memory, label, lines, console="", unmapped=None):
-        self.machine, self.short, self.name, self.dtb = machine, short, name, dtb
-        self.memory, self.label, self.lines = memory, label, lines
-        self.console, self.unmapped = console, unmapped
-
-    def qemu(self):
-        """(command prefix, extra environment) of the QEMU that has this machine."""
-        if self.machine == "raspi3b":
-            return ["qemu-system-aarch64"], None  # bookworm's QEMU 7.2, as always
-        qemu = qemu_backports.qemu()  # raspi4b came in QEMU 9.0
-        return qemu.command(), qemu.env
-
-
-MODELS = {
-    # QEMU's raspi machines take only the board's own RAM size (-m).
-    "raspi3b": Model("raspi3b", "Pi 3", "Raspberry Pi 3 Model B", "broadcom/bcm2837-rpi-3-b.dtb", "1G",
-                     "pinctrl-bcm2835", 54),
-    # QEMU 10's raspi4b maps nothing at 0xfef00000 (the BCM2711's always-on block: its clock, the brcmstb L2
-    # interrupt controller, both HDMI and their DDC I2C controllers, /soc/...@7ef0xxxx in the device tree), and
-    # the first access there is a synchronous external abort: with the stock Pi 4 tree Debian's kernel dies in
-    # brcmstb_l2_intc_probe, then in brcmstb_i2c_probe, before the console exists. QEMU itself disables the
-    # devices it lacks (pcie, rng200, thermal, genet: its "has been disabled!" warnings); these are disabled the
-    # same way (status = "disabled", with fdtput), nothing else of the tree is touched. earlycon shows such a
-    # panic on the console before the PL011 driver takes it.
-    "raspi4b": Model("raspi4b", "Pi 4", "Raspberry Pi 4 Model B", "broadcom/bcm2711-rpi-4-b.dtb", "2G",
-                     "pinctrl-bcm2711", 58, console="earlycon=pl011,mmio32,0xfe201000 ", unmapped="7ef0"),
-}
-
-
-class RaspberryPi:
-    """What the emulated Pi's /init printed: its "PI:" lines."""
-
-    def __init__(self, model, kernel, console, seconds):
-        self.model, self.kernel, self.console, self.seconds = model, kernel, console, seconds
-        self.lines = [line[len("PI: "):] for line in console.splitlines() if line.startswith("PI: ")]
-
-    def said(self, pattern):
-        """The first "PI:" line that `pattern` matches at its start (a re.Match), or None."""
-        return next((match for match in (re.match(pattern, line) for line in self.lines) if match), None)
-
-    @property
-    def chip(self):
-        """The Pi's controller as a wrong chip's error lists it: "gpiochip0 [pinctrl-bcm2835] (54 lines)"
-        (on a Pi 4: "[pinctrl-bcm2711] (58 lines)")."""
-        chips = self.said(r"chips (.*)")
-        found = re.search(rf"([a-z0-9_-]+) \[{re.escape(self.model.label)}\] \({self.model.lines} lines\)",
-                          chips[1]) if chips else None
-        return found[1] if found else None
-
-    def show(self):
-        """Its "PI:" lines (in a failed test's output), or the console's end when there are none."""
-        print("\n".join(f"PI: {line}" for line in self.lines) or self.console[-3000:])
-
-
-def _needed_libraries(binary):
-    output = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
-    return re.findall(r"Shared library: \[([^]]+)\]", output)
-
-
-def _initramfs(folder, deb, sysroot, kernel_folder, bookworm):
-    """The Pi's initramfs: busybox, the package unpacked, openssl and the libraries both load from the
-    bookworm root the package was installed in (the oldest glibc it must run on), configfs and gpio-sim,
-    and guests/raspi-init.sh as /init. Returns the path of its gzipped cpio archive."""
-    tree = os.path.join(folder, "initramfs")
-    for part in ("usr/bin", "usr/sbin", "usr/lib/modules", "usr/lib/ssl", "usr/lib/aarch64-linux-gnu", "dev", "proc",
-                 "sys", "tmp"):
-        os.makedirs(os.path.join(tree, part), exist_ok=True)
-    for link in ("bin", "sbin", "lib"):
-        os.symlink(f"usr/{link}", os.path.join(tree, link))
-    shutil.copy(os.path.join(sysroot, "usr/bin/busybox"), os.path.join(tree, "usr/bin/busybox"))
-    os.symlink("busybox", os.path.join(tree, "usr/bin/sh"))  # /init installs the other applets
-    subprocess.run(["dpkg-deb", "-x", deb, tree], check=True)
-    # openssl, a Depends of the package: the receiver makes its page's certificate with it, and /init opens the
-    # page's WebSocket with `openssl s_client` (a page's load on the Pi, without a browser).
-    shutil.copy(os.path.join(bookworm, "usr/bin/openssl"), os.path.join(tree, "usr/bin/openssl"))
-    shutil.copy(os.path.join(bookworm, "usr/lib/ssl/openssl.cnf"), os.path.join(tree, "usr/lib/ssl/openssl.cnf"))
-    libraries = os.path.join(bookworm, "usr/lib/aarch64-linux-gnu")
-    inside = os.path.join(tree, "usr/lib/aarch64-linux-gnu")
-    queue = [os.path.join(tree, "usr/bin/lightorgan"), os.path.join(tree, "usr/bin/openssl")]
-    while queue:
-        for library in _needed_libraries(queue.pop(0)):
-            if not os.path.exists(os.path.join(inside, library)):
-                shutil.copy(os.path.join(libraries, library), os.path.join(inside, library))
-                queue.append(os.path.join(inside, library))
-    shutil.copy(os.path.join(libraries, "ld-linux-aarch64.so.1"), os.path.join(tree, "usr/lib/ld-linux-aarch64.so.1"))
-    for module in ("kernel/fs/configfs/configfs", "kernel/drivers/gpio/gpio-sim"):
-        packed = os.path.join(kernel_folder, f"{module}.ko.xz")
-        if os.path.exists(packed):
-            with lzma.open(packed) as source, open(os.path.join(tree, "usr/lib/modules",
-                                                                f"{os.path.basename(module)}.ko"), "wb") as target:
-                shutil.copyfileobj(source, target)
-    shutil.copy(os.path.join(GUESTS, "raspi-init.sh"), os.path.join(tree, "init"))
-    os.chmod(os.path.join(tree, "init"), 0o755)
-    archive = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=tree, check=True,
-                             capture_output=True).stdout
-    initrd = os.path.join(folder, "initrd.gz")
-    with gzip.open(initrd, "wb", compresslevel=1) as target:
-        target.write(archive)
-    return initrd
-
-
-class BootFiles:
-    """Debian's arm64 kernel (the newest in sid's sysroot), its modules' folder, and the initramfs."""
-
-    def __init__(self, sysroot, kernel, kernel_folder, initrd):
-        self.sysroot, self.kernel, self.kernel_folder, self.initrd = sysroot, kernel, kernel_folder, initrd
-
-    def dtb(self, model, folder):
-        """The model's device tree from the kernel package; for the Pi 4 a copy in `folder` with the devices
-        that QEMU does not map disabled (Model.unmapped)."""
-        dtb = os.path.join(self.sysroot, f"usr/lib/linux-image-{self.kernel}/{model.dtb}")
-        if not model.unmapped:
-            return dtb
-        copy = os.path.join(folder, os.path.basename(dtb))
-        shutil.copy(dtb, copy)
-        nodes = subprocess.run(["fdtget", "-l", copy, "/soc"], capture_output=True, text=True, check=True).stdout
-        for node in nodes.split():
-            if node.partition("@")[2].startswith(model.unmapped):
-                subprocess.run(["fdtput", "-t", "s", copy, f"/soc/{node}", "status", "disabled"], check=True)
-                print(f"{model.machine}: disabled /soc/{node} (QEMU does not map it)")
-        return copy
-
-
-@pytest.fixture(scope="module")
-def boot_files(tmp_path_factory, installs, pi_package):
-    """The kernel and one initramfs for both Pis (the same guest runs on each)."""
-    folder = str(tmp_path_factory.mktemp("raspi-boot"))
-    bookworm = installs.installed("bookworm").root
-    sysroot = debian_roots.arm64_sysroot()
-    modules = os.path.join(sysroot, "usr/lib/modules")
-    kernel = sorted((name for name in os.listdir(modules) if name.endswith("-arm64")),
-                    key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
-                                      for part in re.split(r"[.-]", name)])[-1]
-    kernel_folder = os.path.join(modules, kernel)
-    return BootFiles(sysroot, kernel, kernel_folder, _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
-
-
 @pytest.fixture(scope="module", params=list(MODELS))
 def raspberry_pi(request, tmp_path_factory, boot_files):
     """QEMU's raspi3b (bookworm's QEMU 7.2), then its raspi4b (QEMU 10), each booted once with Debian's arm64
-    kernel and guests/raspi-init.sh as /init, run until the guest says "PI: done" (or 10 minutes); QEMU is
-    stopped whatever happens."""
+    kernel and guests/raspi-init.sh as /init (support/raspberry_pi.py); QEMU is stopped whatever happens."""
     model = MODELS[request.param]
-    folder = str(tmp_path_factory.mktemp(model.machine))
-    qemu, environment = model.qemu()
-    print(f"booting {boot_files.kernel} on an emulated {model.name} ({os.path.basename(qemu[0])} -M {model.machine}, "
-          "TCG)", flush=True)
-    started = time.monotonic()
-    process = Process(folder, "console", [
-        *qemu, "-M", model.machine, "-m", model.memory, "-nographic", "-no-reboot",
-        "-kernel", os.path.join(boot_files.kernel_folder, "vmlinuz"), "-dtb", boot_files.dtb(model, folder),
-        "-initrd", boot_files.initrd, "-append", f"{model.console}console=ttyAMA0 rdinit=/init quiet panic=-1"],
-        env=environment)
-    try:
-        # Linux cannot power these machines off (nor reboot them after a panic): QEMU is stopped when the guest
-        # says it is done, or panicked.
-        while (process.alive() and not any(end in process.output() for end in ("PI: done", "Kernel panic"))
-               and time.monotonic() - started < 600):
-            time.sleep(2)
-    finally:
-        process.stop(timeout=5)
-    console = process.output().replace("\r", "")
-    pi = RaspberryPi(model, boot_files.kernel, console, time.monotonic() - started)
-    pi.show()
-    return pi
+    return boot_files.boot(model, str(tmp_path_factory.mktemp(model.machine)))
 
 
 def test_debian_kernel_boots_on_the_emulated_raspberry_pi(raspberry_pi, check, figure):

@@ -64,13 +64,15 @@ install_missing "${build_packages[@]}"
 find_swift
 
 # The system tests' venv (also the benchmarks'): Debian's python3 with its site packages (python3-ola,
-# numpy) and the pinned PyPI packages of Tests/System/requirements.txt; one venv per version of that
-# file, made under a lock so that two runs at once never build it twice. Prints its folder.
+# numpy), the pinned PyPI packages of Tests/System/requirements.txt and, without their declared dependencies,
+# those of requirements-no-deps.txt; one venv per version of those files, made under a lock so that two runs
+# at once never build it twice. Prints its folder.
 test_venv() {
     local requirements=$repo_root/Tests/System/requirements.txt
+    local without_dependencies=$repo_root/Tests/System/requirements-no-deps.txt
     local cache=${XDG_CACHE_HOME:-$HOME/.cache}/lightorgan
     local venv
-    venv=$cache/venv-tests-$(sha256sum "$requirements" | cut -c1-12)
+    venv=$cache/venv-tests-$(cat "$requirements" "$without_dependencies" | sha256sum | cut -c1-12)
     mkdir -p "$cache"
     (
         flock 9
@@ -80,6 +82,7 @@ test_venv() {
             rm -rf "$venv"
             /usr/bin/python3 -m venv --system-site-packages "$venv"
             "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$without_dependencies"
         fi
     ) 9>"$cache/venv-tests.lock" >&2
     echo "$venv"

@@ -1,0 +1,135 @@
+#!/bin/sh
+# /strip-init of the emulated Raspberry Pi 3 or 4 (Tests/System/test_strip_on_the_pi.py), run by busybox: an LED
+# strip on SPI0 through spidev and the kernel's spi-bcm2835 driver into QEMU's BCM2835 SPI model, whose register
+# writes QEMU traces to a file on the host. The host decodes the bytes the driver put in the FIFO; here the guest
+# marks each step with a transfer of its own ("MARK:name", ASCII) and prints "PI: ..." lines for the test to judge.
+# First the route itself (busybox writing known bytes: spidev takes a plain write() as one transfer), then the
+# packaged receiver with a strip. Booted with spidev.bufsiz above 4096, only the steps of large frames run.
+/usr/bin/busybox --install -s /usr/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+mount -t debugfs debugfs /sys/kernel/debug
+ip link set lo up
+export HOME=/tmp
+cd /tmp
+echo "PI: kernel $(uname -r) on $(tr -d '\0' </proc/device-tree/model)"
+echo "PI: booted after $(cut -d' ' -f1 /proc/uptime) s"
+
+# The modules as modprobe would load them (it passes the command line's MODULE.PARAMETER=VALUE; insmod does not):
+# spidev is built into Debian's kernel, spi-bcm2835 is a module.
+load() {
+    [ -e "/lib/modules/$1.ko" ] || return 0
+    insmod "/lib/modules/$1.ko" $(tr ' ' '\n' </proc/cmdline | sed -n "s/^$(echo "$1" | sed 's/[-_]/[-_]/g')\.//p")
+}
+load spidev; load spi-bcm2835
+i=0; while [ $i -lt 40 ] && [ ! -c /dev/spidev0.0 ]; do sleep 0.25; i=$((i + 1)); done
+spi=/dev/spidev0.0
+echo "PI: spidev $(ls -l $spi 2>&1 | tr -s ' ') bufsiz $(cat /sys/module/spidev/parameters/bufsiz)"
+controller=$(ls /sys/bus/platform/drivers/spi-bcm2835 2>/dev/null | grep '\.spi$' | head -n 1)
+echo "PI: spi controller ${controller:-none} polling_limit_us $(cat /sys/module/spi_bcm2835/parameters/polling_limit_us 2>/dev/null)"
+echo "PI: spi driver said $(dmesg | grep -o 'spi-bcm2835 .*' | head -n 2 | tr '\n' '/')"
+# The core clock the kernel's clock driver gave spi-bcm2835: the clock whose consumer it is, in clk_summary
+# ("clock enable prepare protect rate accuracy phase duty hw-enable consumer id"; more consumers on lines of two).
+echo "PI: spi core clock $(awk -v dev="$controller" 'NF >= 10 { name = $1; rate = $5 } { for (i = 1; i <= NF; i++) if ($i == dev) print name, rate }' /sys/kernel/debug/clk/clk_summary | head -n 1)"
+modes() { cat /sys/kernel/debug/spi-bcm2835-*/count_transfer_polling /sys/kernel/debug/spi-bcm2835-*/count_transfer_irq \
+    /sys/kernel/debug/spi-bcm2835-*/count_transfer_dma 2>/dev/null | tr '\n' ' '; }
+
+echo "PI: lightorgan $(/usr/bin/lightorgan --version 2>&1 | head -n 1), receive --help names $(/usr/bin/lightorgan receive --help 2>&1 | grep -c -- '--strip-') strip options"
+
+mark() { printf 'MARK:%s' "$1" >$spi; }
+# frames BASS MID TREBLE SECONDS PORT: raw 3-byte frames every 50 ms, then the connection closes (as raspi-init.sh).
+frames() {
+    octal=$(printf '\\%03o\\%03o\\%03o' "$1" "$2" "$3")
+    count=$(($4 * 20))
+    (i=0; while [ $i -lt $count ]; do printf "$octal"; sleep 0.05; i=$((i + 1)); done) | nc 127.0.0.1 "$5"
+}
+# receiver NAME PORT FLAGS…: the packaged receiver in the background ($receiver), up to 30 s to listen.
+receiver() {
+    name=$1 port=$2; shift 2
+    /usr/bin/lightorgan receive --port "$port" "$@" 2>"/tmp/$name.log" &
+    receiver=$!
+    i=0; while [ $i -lt 60 ] && kill -0 $receiver 2>/dev/null && ! grep -q "listening on " "/tmp/$name.log"; do
+        sleep 0.5; i=$((i + 1)); done
+    grep -q "listening on " "/tmp/$name.log" && echo "PI: $name listening" \
+        || echo "PI: $name not listening, said $(grep -v '^$' "/tmp/$name.log" | head -n 1)"
+}
+# fails NAME COMMAND…: a command that must end with an error within 20 s: "PI: NAME status S lines N said LINE"
+# (N: the lines it wrote to stderr, LINE: the first).
+fails() {
+    name=$1; shift
+    "$@" >/tmp/$name.out 2>/tmp/$name.err & pid=$!
+    i=0; while [ $i -lt 40 ] && kill -0 $pid 2>/dev/null; do sleep 0.5; i=$((i + 1)); done
+    kill -0 $pid 2>/dev/null && { kill -TERM $pid; echo "PI: $name still running after 20 s"; }
+    wait $pid; status=$?
+    echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
+}
+strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
+
+if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
+    # -- the route: busybox's bytes come back exactly -------------------------------------------
+    mark route-3; printf '\001\002\003' >$spi; echo "PI: route 3 bytes status $?"
+    i=0; : >/tmp/384.bin; while [ $i -lt 384 ]; do printf "\\$(printf %03o $((i % 256)))" >>/tmp/384.bin; i=$((i + 1)); done
+    mark route-384; dd if=/tmp/384.bin of=$spi bs=384 count=1 2>/tmp/dd.err; echo "PI: route 384 bytes status $?"
+    # Four pixels, red, green, blue, (200, 100, 50), encoded by hand at 3 SPI bits an LED bit (G, R, B), then 120
+    # zero bytes: the reset at the device's 3 MHz.
+    printf '\222\111\044\333\155\266\222\111\044\333\155\266\222\111\044\222\111\044\222\111\044\222\111\044\333\155\266\233\111\244\332\115\044\223\151\064' >/tmp/pixels.bin
+    dd if=/dev/zero bs=120 count=1 >>/tmp/pixels.bin 2>/dev/null
+    mark route-pixels; dd if=/tmp/pixels.bin of=$spi bs=156 count=1 2>/tmp/dd.err; echo "PI: route pixels status $?"
+    dd if=/dev/zero of=/tmp/5000.bin bs=5000 count=1 2>/dev/null
+    mark route-5000; dd if=/tmp/5000.bin of=$spi bs=5000 count=1 2>/tmp/dd.err
+    echo "PI: route 5000 bytes status $? $(grep -o 'error.*' /tmp/dd.err)"
+    echo "PI: spi-bcm2835 transfers after the route polling irq dma $(modes)"
+
+    # -- the receiver's strip beside the GPIO lamps ----------------------------------------------
+    mark receiver-start
+    receiver strip-receiver 8181 --config /etc/lightorgan/lightorgan.yaml --output gpio --strip-device $spi $strip --strip-pixels 9
+    echo "PI: strip receiver said $(grep -i -m 1 'strip' /tmp/strip-receiver.log)"
+    mark full-255-0-255; frames 255 0 255 2 8181; sleep 0.6
+    mark levels-200-100-50; frames 200 100 50 2 8181; sleep 0.6
+    # receiver.timeout (1 s): the sender stays connected but sends nothing after its frames.
+    mark timeout; (printf '\000\377\000'; sleep 3) | nc 127.0.0.1 8181 & feeder=$!
+    sleep 2.2; mark timeout-after-2.2s; wait $feeder
+    mark sigterm; frames 0 0 255 4 8181 & feeder=$!
+    sleep 1.5; kill -TERM $receiver; sleep 1.5
+    if kill -0 $receiver 2>/dev/null; then echo "PI: strip receiver still running after SIGTERM"
+    else wait $receiver; echo "PI: strip receiver ended after SIGTERM, status $?"; fi
+    mark after-sigterm; wait $feeder
+
+    mark test-leds
+    /usr/bin/lightorgan test-leds --strip-device $spi --strip-pixels 9 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
+    echo "PI: strip test-leds status $? said $(tail -n 1 /tmp/leds.err)"
+    mark test-leds-end
+
+    # -- every fault in one line, and the device never created -----------------------------------
+    mark errors
+    fails no-device /usr/bin/lightorgan receive --output stdout --port 8191 $strip --strip-device /tmp/spidev0.1
+    [ -e /tmp/spidev0.1 ] && echo "PI: no-device created /tmp/spidev0.1" || echo "PI: no-device created nothing"
+    : >/tmp/plain
+    fails plain-file /usr/bin/lightorgan receive --output stdout --port 8192 $strip --strip-device /tmp/plain
+    echo "PI: plain-file left $(stat -c '%F %s' /tmp/plain)"
+    fails no-permission su -s /bin/sh nobody -c "/usr/bin/lightorgan receive --output stdout --port 8193 --strip-device $spi $strip"
+    mark too-large
+    receiver too-large 8194 --output stdout --strip-device $spi $strip --strip-pixels 600
+    kill -0 $receiver 2>/dev/null && { frames 255 0 255 2 8194; sleep 1; }
+    kill -0 $receiver 2>/dev/null && { echo "PI: too-large still running"; kill -TERM $receiver; }
+    wait $receiver
+    # Its log has other lines before the error when it fails at the first frame: the line naming the fix, else
+    # the last one.
+    echo "PI: too-large status $? said $(grep -m 1 'bufsiz' /tmp/too-large.log || grep -v '^$' /tmp/too-large.log | tail -n 1)"
+    mark too-large-end
+else
+    # -- booted with spidev.bufsiz: a 600-pixel frame goes out whole ------------------------------
+    dd if=/dev/zero of=/tmp/5000.bin bs=5000 count=1 2>/dev/null
+    mark route-5000; dd if=/tmp/5000.bin of=$spi bs=5000 count=1 2>/tmp/dd.err
+    echo "PI: route 5000 bytes status $? $(grep -o 'error.*' /tmp/dd.err)"
+    mark large
+    receiver large 8181 --output stdout --strip-device $spi $strip --strip-pixels 600
+    frames 255 0 255 2 8181; sleep 0.6
+    kill -TERM $receiver; wait $receiver
+    echo "PI: large receiver status $? said $(grep -v '^$' /tmp/large.log | head -n 1)"
+    mark large-end
+fi
+echo "PI: spi-bcm2835 transfers polling irq dma $(modes)"
+echo "PI: done"
+sync
+# Linux cannot power a raspi3b or raspi4b off: the host stops QEMU on "PI: done".
+while true; do sleep 60; done

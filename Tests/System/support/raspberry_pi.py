@@ -1,0 +1,301 @@
+"""The emulated Raspberry Pi 3 and 4 of the Pi tests (test_raspberry_pi.py, test_strip_on_the_pi.py): the models,
+the boot files (Debian's arm64 kernel from sid's sysroot, its device trees, one initramfs with the package), a boot
+that runs a guest script as /init until it says "PI: done", and the package installed in Debian roots with apt.
+
+- raspi3b: QEMU's Raspberry Pi 3 (TCG) boots Debian's arm64 kernel with its Pi 3 device tree: the real
+  pinctrl-bcm2835 GPIO driver runs on QEMU's BCM2835 GPIO model. raspi4b: QEMU 10's Raspberry Pi 4 (BCM2711, from
+  bookworm-backports in a private prefix: support/qemu_backports.py) with the same kernel's Pi 4 device tree; the
+  tree's always-on block (…@7ef0xxxx), which QEMU does not map, is disabled in a copy (see MODELS).
+- SPI (`spi=True`): both machines on QEMU 10, whose BCM2835 SPI model (hw/ssi/bcm2835_spi.c) 7.2 lacks; the device
+  tree copy has SPI0 on as `dtparam=spi=on` makes it on a Pi (see `BootFiles.dtb`), and QEMU traces the SPI block's
+  register writes to a file (support/ws2812_spi.py reads it).
+- QEMU runs with no display and no audio backend (`-nodefaults`, the console on the first UART), so it loads none of
+  its modules: another QEMU's modules in the system's folder (qemu-system-gui 7.2's audio-pa.so) are never probed.
+- The initramfs: busybox, the package unpacked, openssl and the libraries both load from the bookworm root the
+  package was installed in (the oldest glibc it must run on), configfs, gpio-sim and spi-bcm2835 from the kernel's
+  modules, and the guest scripts: guests/raspi-init.sh as /init, guests/raspi-strip.sh as /strip-init.
+The roots, the Pi's kernel and QEMU 10 are fetched once and cached in ~/.cache/lightorgan (support/debian_roots.py,
+support/qemu_backports.py).
+"""
+import gzip
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from support import debian_roots, qemu_backports
+from support.processes import Process
+
+GUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "guests")
+# Modules of the kernel loaded by the guests (.ko.xz in its modules' folder), when it has them as modules: spidev
+# is built into Debian's arm64 kernel (modules.builtin), spi-bcm2835 is a module.
+MODULES = ("kernel/fs/configfs/configfs", "kernel/drivers/gpio/gpio-sim", "kernel/drivers/spi/spi-bcm2835",
+           "kernel/drivers/spi/spidev")
+# The strip's SPI device in the device tree: spidev binds to it by a compatible it knows (it refuses a bare
+# "spidev"); the driver is asked for at most this clock, above the strip's 2.4 MHz.
+SPI_NODE = "/soc/spi@7e204000"
+SPI_DEVICE = {"compatible": "rohm,dh2228fv", "spi-max-frequency": 3_000_000}
+
+
+def fetch_up_front(request):
+    """The roots, the Pi's kernel (sid's arm64 sysroot), QEMU 10 and, per root, what apt needs to install the
+    package."""
+    deb = request.getfixturevalue("pi_package")
+    debian_roots.arm64_sysroot()
+    qemu_backports.qemu()
+    for suite in debian_roots.SUITES:
+        debian_roots.fetch_depends(suite, debian_roots.arm64_root(suite), deb)
+
+
+# -- the package installed in a root -------------------------------------------------------------
+
+class Installs:
+    """The package installed in a throw-away copy of each suite's root, once per suite for the session."""
+
+    def __init__(self, folder, deb):
+        self.folder, self.deb, self.done = folder, deb, {}
+
+    def installed(self, suite):
+        if suite not in self.done:
+            root = os.path.join(self.folder, suite)
+            started = time.monotonic()
+            debian_roots.copy_root(suite, debian_roots.arm64_root(suite), root, self.deb)
+            shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
+            result = debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh"], timeout=1200)
+            output = result.stdout
+            with open(os.path.join(self.folder, f"{suite}.txt"), "w") as log:
+                log.write(output)
+            lines = [line[len("ROOT: "):] for line in output.splitlines() if line.startswith("ROOT: ")]
+            print("\n".join(f"{suite}: {line}" for line in lines))
+            if not any(line.startswith("apt status") for line in lines):
+                # The root could not even be used: what went wrong is in the other lines.
+                print("\n".join(f"{suite}: {line}" for line in output.splitlines()[-5:]))
+            self.done[suite] = InstalledRoot(suite, root, lines, time.monotonic() - started)
+        return self.done[suite]
+
+
+class InstalledRoot:
+    def __init__(self, suite, root, lines, seconds):
+        self.suite, self.root, self.lines, self.seconds = suite, root, lines, seconds
+
+    def said(self, pattern):
+        """The first of its "ROOT:" lines that `pattern` (a regular expression) matches at its start."""
+        return next((match for match in (re.match(pattern, line) for line in self.lines) if match), None)
+
+
+@pytest.fixture(scope="session")
+def installs(tmp_path_factory, pi_package):
+    folder = tmp_path_factory.mktemp("pi-roots")
+    yield Installs(str(folder), pi_package)
+    for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay)
+        shutil.rmtree(folder / suite, ignore_errors=True)
+
+
+# -- the emulated Raspberry Pi 3 and 4 -----------------------------------------------------------
+
+class Model:
+    """An emulated Raspberry Pi: QEMU's machine, the device tree of Debian's kernel for it, what its device
+    tree calls it, and how the kernel's driver for its GPIO block labels the chip."""
+
+    def __init__(self, machine, short, name, dtb, memory, label, lines, console="", unmapped=None, spi_options=""):
+        self.machine, self.short, self.name, self.dtb = machine, short, name, dtb
+        self.memory, self.label, self.lines = memory, label, lines
+        self.console, self.unmapped, self.spi_options = console, unmapped, spi_options
+
+    def qemu(self, spi=False):
+        """(command prefix, extra environment, its version) of the QEMU to run this machine: QEMU 10 for the
+        raspi4b (it came in 9.0) and for SPI (10.0's model), else bookworm's QEMU 7.2."""
+        if self.machine == "raspi3b" and not spi:
+            return ["qemu-system-aarch64"], None, 7
+        qemu = qemu_backports.qemu()
+        return qemu.command(), qemu.env, 10
+
+
+MODELS = {
+    # QEMU's raspi machines take only the board's own RAM size (-m).
+    "raspi3b": Model("raspi3b", "Pi 3", "Raspberry Pi 3 Model B", "broadcom/bcm2837-rpi-3-b.dtb", "1G",
+                     "pinctrl-bcm2835", 54),
+    # QEMU 10's raspi4b maps nothing at 0xfef00000 (the BCM2711's always-on block: its clock, the brcmstb L2
+    # interrupt controller, both HDMI and their DDC I2C controllers, /soc/...@7ef0xxxx in the device tree), and
+    # the first access there is a synchronous external abort: with the stock Pi 4 tree Debian's kernel dies in
+    # brcmstb_l2_intc_probe, then in brcmstb_i2c_probe, before the console exists. QEMU itself disables the
+    # devices it lacks (pcie, rng200, thermal, genet: its "has been disabled!" warnings); these are disabled the
+    # same way (status = "disabled", with fdtput), nothing else of the tree is touched. earlycon shows such a
+    # panic on the console before the PL011 driver takes it.
+    # SPI on the Pi 4: spi-bcm2835's interrupt mode stalls after 128 bytes on QEMU's model there, so every
+    # transfer is made in polling mode (its polling_limit_us, 30 µs by default, raised to a second).
+    "raspi4b": Model("raspi4b", "Pi 4", "Raspberry Pi 4 Model B", "broadcom/bcm2711-rpi-4-b.dtb", "2G",
+                     "pinctrl-bcm2711", 58, console="earlycon=pl011,mmio32,0xfe201000 ", unmapped="7ef0",
+                     spi_options="spi-bcm2835.polling_limit_us=1000000 "),
+}
+
+
+class RaspberryPi:
+    """What the emulated Pi's /init printed: its "PI:" lines; the SPI trace's path for an SPI boot."""
+
+    def __init__(self, model, kernel, console, seconds, trace=None, folder=None):
+        self.model, self.kernel, self.console, self.seconds = model, kernel, console, seconds
+        self.trace, self.folder = trace, folder
+        self.lines = [line[len("PI: "):] for line in console.splitlines() if line.startswith("PI: ")]
+
+    def said(self, pattern):
+        """The first "PI:" line that `pattern` matches at its start (a re.Match), or None."""
+        return next((match for match in (re.match(pattern, line) for line in self.lines) if match), None)
+
+    @property
+    def chip(self):
+        """The Pi's controller as a wrong chip's error lists it: "gpiochip0 [pinctrl-bcm2835] (54 lines)"
+        (on a Pi 4: "[pinctrl-bcm2711] (58 lines)")."""
+        chips = self.said(r"chips (.*)")
+        found = re.search(rf"([a-z0-9_-]+) \[{re.escape(self.model.label)}\] \({self.model.lines} lines\)",
+                          chips[1]) if chips else None
+        return found[1] if found else None
+
+    def show(self):
+        """Its "PI:" lines (in a failed test's output), or the console's end when there are none."""
+        print("\n".join(f"PI: {line}" for line in self.lines) or self.console[-3000:])
+
+
+def _needed_libraries(binary):
+    output = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
+    return re.findall(r"Shared library: \[([^]]+)\]", output)
+
+
+def _initramfs(folder, deb, sysroot, kernel_folder, bookworm):
+    """The Pi's initramfs (see the module's docstring). Returns the path of its gzipped cpio archive."""
+    tree = os.path.join(folder, "initramfs")
+    for part in ("usr/bin", "usr/sbin", "usr/lib/modules", "usr/lib/ssl", "usr/lib/aarch64-linux-gnu", "dev", "proc",
+                 "sys", "tmp", "etc"):
+        os.makedirs(os.path.join(tree, part), exist_ok=True)
+    for link in ("bin", "sbin", "lib"):
+        os.symlink(f"usr/{link}", os.path.join(tree, link))
+    shutil.copy(os.path.join(sysroot, "usr/bin/busybox"), os.path.join(tree, "usr/bin/busybox"))
+    os.symlink("busybox", os.path.join(tree, "usr/bin/sh"))  # /init installs the other applets
+    subprocess.run(["dpkg-deb", "-x", deb, tree], check=True)
+    # openssl, a Depends of the package: the receiver makes its page's certificate with it, and /init opens the
+    # page's WebSocket with `openssl s_client` (a page's load on the Pi, without a browser).
+    shutil.copy(os.path.join(bookworm, "usr/bin/openssl"), os.path.join(tree, "usr/bin/openssl"))
+    shutil.copy(os.path.join(bookworm, "usr/lib/ssl/openssl.cnf"), os.path.join(tree, "usr/lib/ssl/openssl.cnf"))
+    libraries = os.path.join(bookworm, "usr/lib/aarch64-linux-gnu")
+    inside = os.path.join(tree, "usr/lib/aarch64-linux-gnu")
+    queue = [os.path.join(tree, "usr/bin/lightorgan"), os.path.join(tree, "usr/bin/openssl")]
+    while queue:
+        for library in _needed_libraries(queue.pop(0)):
+            if not os.path.exists(os.path.join(inside, library)):
+                shutil.copy(os.path.join(libraries, library), os.path.join(inside, library))
+                queue.append(os.path.join(inside, library))
+    shutil.copy(os.path.join(libraries, "ld-linux-aarch64.so.1"), os.path.join(tree, "usr/lib/ld-linux-aarch64.so.1"))
+    for module in MODULES:
+        packed = os.path.join(kernel_folder, f"{module}.ko.xz")
+        if os.path.exists(packed):
+            with lzma.open(packed) as source, open(os.path.join(tree, "usr/lib/modules",
+                                                                f"{os.path.basename(module)}.ko"), "wb") as target:
+                shutil.copyfileobj(source, target)
+    # A user without the `spi` group, for the strip's permission error (busybox su).
+    with open(os.path.join(tree, "etc/passwd"), "w") as passwd:
+        passwd.write("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/tmp:/bin/sh\n")
+    with open(os.path.join(tree, "etc/group"), "w") as group:
+        group.write("root:x:0:\nspi:x:999:\nnogroup:x:65534:\n")
+    for script, name in (("raspi-init.sh", "init"), ("raspi-strip.sh", "strip-init")):
+        shutil.copy(os.path.join(GUESTS, script), os.path.join(tree, name))
+        os.chmod(os.path.join(tree, name), 0o755)
+    archive = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=tree, check=True,
+                             capture_output=True).stdout
+    initrd = os.path.join(folder, "initrd.gz")
+    with gzip.open(initrd, "wb", compresslevel=1) as target:
+        target.write(archive)
+    return initrd
+
+
+def _fdtput(dtb, *arguments):
+    subprocess.run(["fdtput", dtb, *arguments], check=True)
+
+
+class BootFiles:
+    """Debian's arm64 kernel (the newest in sid's sysroot), its modules' folder, and the initramfs."""
+
+    def __init__(self, sysroot, kernel, kernel_folder, initrd):
+        self.sysroot, self.kernel, self.kernel_folder, self.initrd = sysroot, kernel, kernel_folder, initrd
+
+    def dtb(self, model, folder, spi=False):
+        """The model's device tree from the kernel package, or a copy in `folder`: on the Pi 4 with the devices
+        QEMU does not map disabled (Model.unmapped); with `spi`, SPI0 on as the firmware's `dtparam=spi=on`
+        turns it on (status okay, a spidev device at chip select 0; the Pi 4 chip select on GPIO 8 as
+        Raspberry Pi's tree has it, without which the driver defers its probe there), but without its DMA
+        channels: QEMU models no DMA for it."""
+        dtb = os.path.join(self.sysroot, f"usr/lib/linux-image-{self.kernel}/{model.dtb}")
+        if not model.unmapped and not spi:
+            return dtb
+        copy = os.path.join(folder, os.path.basename(dtb))
+        shutil.copy(dtb, copy)
+        if model.unmapped:
+            nodes = subprocess.run(["fdtget", "-l", copy, "/soc"], capture_output=True, text=True, check=True).stdout
+            for node in nodes.split():
+                if node.partition("@")[2].startswith(model.unmapped):
+                    _fdtput(copy, "-t", "s", f"/soc/{node}", "status", "disabled")
+                    print(f"{model.machine}: disabled /soc/{node} (QEMU does not map it)")
+        if spi:
+            _fdtput(copy, "-t", "s", SPI_NODE, "status", "okay")
+            present = subprocess.run(["fdtget", "-p", copy, SPI_NODE], capture_output=True, text=True).stdout.split()
+            for name in ("dmas", "dma-names"):
+                if name in present:
+                    _fdtput(copy, "-d", SPI_NODE, name)
+            if model.machine == "raspi4b":
+                gpio = subprocess.run(["fdtget", copy, "/soc/gpio@7e200000", "phandle"], capture_output=True,
+                                      text=True, check=True).stdout.strip()
+                _fdtput(copy, "-t", "u", SPI_NODE, "cs-gpios", gpio, "8", "1")  # GPIO 8, active low
+            leds = f"{SPI_NODE}/leds@0"
+            _fdtput(copy, "-c", leds)
+            _fdtput(copy, "-t", "s", leds, "compatible", SPI_DEVICE["compatible"])
+            _fdtput(copy, "-t", "u", leds, "reg", "0")
+            _fdtput(copy, "-t", "u", leds, "spi-max-frequency", str(SPI_DEVICE["spi-max-frequency"]))
+        return copy
+
+    def boot(self, model, folder, init="/init", spi=False, parameters=""):
+        """Boots `model` with `init` as the first process (rdinit), run until the guest says "PI: done" or
+        panics (or 10 minutes); QEMU is stopped whatever happens. `spi`: on QEMU 10 with SPI0 on, its register
+        writes traced to folder/spi-trace.log. `parameters`: more of the kernel's command line."""
+        qemu, environment, version = model.qemu(spi)
+        trace = os.path.join(folder, "spi-trace.log") if spi else None
+        print(f"booting {self.kernel} on an emulated {model.name} (QEMU {version} -M {model.machine}, TCG"
+              f"{', SPI traced' if spi else ''}) {parameters}", flush=True)
+        started = time.monotonic()
+        command = [*qemu, "-M", model.machine, "-m", model.memory, "-nodefaults", "-display", "none",
+                   *(["-audio", "none"] if version >= 10 else []), "-serial", "stdio", "-no-reboot",
+                   "-kernel", os.path.join(self.kernel_folder, "vmlinuz"), "-dtb", self.dtb(model, folder, spi),
+                   "-initrd", self.initrd, "-append",
+                   f"{model.console}console=ttyAMA0 rdinit={init} quiet panic=-1 "
+                   f"{model.spi_options if spi else ''}{parameters}".strip()]
+        if trace:
+            command += ["-trace", f"memory_region_ops_write,file={trace}"]
+        process = Process(folder, "console", command, env=environment)
+        try:
+            # Linux cannot power these machines off (nor reboot them after a panic): QEMU is stopped when the
+            # guest says it is done, or panicked.
+            while (process.alive() and not any(end in process.output() for end in ("PI: done", "Kernel panic"))
+                   and time.monotonic() - started < 600):
+                time.sleep(2)
+        finally:
+            process.stop(timeout=5)
+        console = process.output().replace("\r", "")
+        pi = RaspberryPi(model, self.kernel, console, time.monotonic() - started, trace, folder)
+        pi.show()
+        return pi
+
+
+@pytest.fixture(scope="session")
+def boot_files(tmp_path_factory, installs, pi_package):
+    """The kernel and one initramfs for both Pis and every guest script."""
+    folder = str(tmp_path_factory.mktemp("raspi-boot"))
+    bookworm = installs.installed("bookworm").root
+    sysroot = debian_roots.arm64_sysroot()
+    modules = os.path.join(sysroot, "usr/lib/modules")
+    kernel = sorted((name for name in os.listdir(modules) if name.endswith("-arm64")),
+                    key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                                      for part in re.split(r"[.-]", name)])[-1]
+    kernel_folder = os.path.join(modules, kernel)
+    return BootFiles(sysroot, kernel, kernel_folder, _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
