@@ -48,8 +48,10 @@ PACKAGES = {
            "cpio", "kmod", "alsa-utils", "xz-utils", "stress-ng"],
     "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",
            "binutils", "device-tree-compiler"],
+    # (lintian, man-db, systemd-container, gcc and libc6-dev: test_package.py's lintian, manual pages, booted
+    # root and its static probe)
     "release": ["reprepro", "gnupg", "gpgv", "dpkg-dev", "qemu-user-static", "binfmt-support", "mmdebstrap",
-                "arch-test"],
+                "arch-test", "lintian", "man-db", "systemd-container", "gcc", "libc6-dev"],
 }
 
 

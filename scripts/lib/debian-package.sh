@@ -110,8 +110,9 @@ debian_depends() {
         esac
     done
     # adduser: postinst makes the system user with it (not Essential on trixie); openssl: the receiver's
-    # page makes its self-signed certificate with it on first start.
-    printf '%s\n' "${depends[@]}" adduser openssl | sort -u | paste -sd, | sed 's/,/, /g'
+    # page makes its self-signed certificate with it on first start; init-system-helpers: the maintainer
+    # scripts enable and start the service with its deb-systemd-helper and deb-systemd-invoke (as debhelper's).
+    printf '%s\n' "${depends[@]}" adduser openssl "init-system-helpers (>= 1.54~)" | sort -u | paste -sd, | sed 's/,/, /g'
 }
 
 # release_version: the version lightorgan names itself (Sources/LightOrganCore/Support/LightOrganVersion.swift).
@@ -131,13 +132,83 @@ package_version() {
     fi
 }
 
+# command_docs BINARY ARCH FOLDER: what BINARY says of its commands, in FOLDER: a manual page per command
+# (FOLDER/man/lightorgan.1, lightorgan.receive.1, …), made by swift-argument-parser's own generator
+# (generate-manual, the tool behind its generate-manual plugin) from BINARY's --experimental-dump-help, and
+# the bash, zsh and fish completions (FOLDER/completions/SHELL) from its --generate-completion-script. The
+# binary itself is asked, so the pages are those of what is packaged: an arm64 one through qemu-user with
+# the arm64 sysroot's libraries. generate-manual is built once in the build chroot, from the checkout of
+# swift-argument-parser the build resolved (the plugin would build a second, debug, lightorgan for the host).
+command_docs() {
+    local binary=$1 arch=$2 folder=$3 run=() shell date page
+    if [[ $arch == arm64 ]]; then
+        ensure_arm64_binfmt
+        run=(env QEMU_LD_PREFIX="$arm64_sysroot")
+    fi
+    mkdir -p "$folder/man" "$folder/completions"
+    "${run[@]}" "$binary" --experimental-dump-help >"$folder/dump-help.json"
+    for shell in bash zsh fish; do
+        "${run[@]}" "$binary" --generate-completion-script "$shell" >"$folder/completions/$shell"
+    done
+    # generate-manual runs the tool it is given with --experimental-dump-help: here a script that prints
+    # the binary's answer. The pages' date is the commit's, so a rebuild makes the same pages.
+    printf '#!/bin/sh\nexec cat /docs/dump-help.json\n' >"$folder/dump-help"
+    chmod 755 "$folder/dump-help"
+    date=$(git -C "$repo_root" log -1 --format=%cs)
+    local script="set -e
+        tool=/build/generate-manual/bin
+        source=/build/$arch/checkouts/swift-argument-parser
+        version=\$(git -C \$source describe --tags --always)
+        if [[ \$(cat \$tool/.version 2>/dev/null) != \$version ]]; then
+            rm -rf \$tool /build/generate-manual/source
+            cp -a \$source /build/generate-manual/source
+            swift build -c release --package-path /build/generate-manual/source --scratch-path /build/generate-manual/scratch \\
+                --product generate-manual >&2
+            mkdir -p \$tool
+            cp \$(swift build -c release --package-path /build/generate-manual/source \\
+                --scratch-path /build/generate-manual/scratch --show-bin-path)/generate-manual \$tool/
+            echo \$version >\$tool/.version
+        fi
+        \$tool/generate-manual /docs/dump-help --multi-page --date $date --section 1 \\
+            --authors 'lightorgan maintainers<maintainers@users.noreply.github.com>' --output-directory /docs/man"
+    mkdir -p "$cache_root/build/generate-manual"
+    in_build_chroot --bind "$cache_root/build" /build --bind "$folder" /docs -- bash -c "$script"
+    # What Debian's man-db and lintian ask of a page that generate-manual leaves out: a NAME that names the
+    # page as its file does (lightorgan.receive; its "lightorgan receive" makes lexgrog fail, and apropos
+    # with it), the command as typed in the SYNOPSIS, and no empty line (groff warns): a paragraph (.Pp).
+    local name
+    for page in "$folder"/man/*.1; do
+        name=$(basename "$page" .1)
+        sed -i -E "/^\.Sh NAME\$/,/^\.Sh /{s/^\.Nm \".*\"\$/.Nm $name/}
+            /^\.Sh SYNOPSIS\$/,/^\.Sh /{s/^\.Nm\$/.Nm \"${name//./ }\"/}
+            s/^\$/.Pp/" "$page"
+    done
+}
+
+# debian_changelog VERSION: the package's changelog (Debian's format; the package is native, so lintian
+# looks for it as changelog.gz): one entry for VERSION, dated at the commit it is built from.
+debian_changelog() {
+    local version=$1 commit
+    commit=$(git -C "$repo_root" rev-parse --short=12 HEAD)
+    cat <<CHANGELOG
+lightorgan ($version) unstable; urgency=medium
+
+  * lightorgan $(release_version), built by scripts/build-pi from commit $commit of the
+    lightorgan repository.
+
+ -- lightorgan maintainers <maintainers@users.noreply.github.com>  $(git -C "$repo_root" log -1 --format=%cD)
+CHANGELOG
+}
+
 # make_deb BINARY ARCH OUTPUT-FOLDER: prints the path of the .deb made.
 make_deb() {
-    local binary=$1 arch=$2 output=$3 version staging depends
+    local binary=$1 arch=$2 output=$3 version staging depends docs page
     version=$(package_version)
     depends=$(debian_depends "$binary")
     staging=$(mktemp -d)
     chmod 755 "$staging"   # the package's ./ (mktemp makes it 0700)
+    docs=$(mktemp -d)
+    command_docs "$binary" "$arch" "$docs"
     install -D -m 755 "$binary" "$staging/usr/bin/lightorgan"
     # The service as scripts/install-pi installs it, with the packaged binary's path.
     install -d "$staging/usr/lib/systemd/system"
@@ -151,9 +222,24 @@ make_deb() {
     install -d "$staging/usr/share/doc/lightorgan"
     sed "s/@LIBGPIOD_VERSION@/$gpiod_version/g; s/@SWIFT_VERSION@/$swift_version/g" "$repo_root/scripts/packaging/deb/copyright" \
         >"$staging/usr/share/doc/lightorgan/copyright"
+    debian_changelog "$version" | gzip -9n >"$staging/usr/share/doc/lightorgan/changelog.gz"
+    # A manual page per command (man lightorgan, man lightorgan.receive, …), and the completions where
+    # bash-completion, zsh and fish look for a package's own.
+    install -d "$staging/usr/share/man/man1"
+    for page in "$docs"/man/*.1; do
+        gzip -9n <"$page" >"$staging/usr/share/man/man1/$(basename "$page").gz"
+    done
+    # (bash-completion sources the file: no #! line)
+    sed '1{/^#!/d}' "$docs/completions/bash" >"$docs/completions/bash.sourced"
+    install -D -m 644 "$docs/completions/bash.sourced" "$staging/usr/share/bash-completion/completions/lightorgan"
+    install -D -m 644 "$docs/completions/zsh" "$staging/usr/share/zsh/vendor-completions/_lightorgan"
+    install -D -m 644 "$docs/completions/fish" "$staging/usr/share/fish/vendor_completions.d/lightorgan.fish"
+    rm -rf "$docs"
     install -d "$staging/DEBIAN"
     install -m 755 "$repo_root"/scripts/packaging/deb/{postinst,prerm,postrm} "$staging/DEBIAN/"
     echo /etc/lightorgan/lightorgan.yaml >"$staging/DEBIAN/conffiles"
+    (cd "$staging" && find etc usr -type f ! -path etc/lightorgan/lightorgan.yaml -print0 | sort -z | xargs -0 md5sum) \
+        >"$staging/DEBIAN/md5sums"
     cat >"$staging/DEBIAN/control" <<CONTROL
 Package: lightorgan
 Version: $version
@@ -167,9 +253,10 @@ Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional
 Description: light organ: audio becomes [bass, mid, treble] lamps over the network
- The receiver (lightorgan receive, the lightorgan-receiver service) drives LEDs on a Raspberry Pi's
- GPIO lines 5, 6 and 13 through the kernel's GPIO character device, from frames a sender on the
- local network streams on TCP port 8181; the sender (lightorgan send) analyses what a machine plays
+ The receiver (lightorgan receive, the lightorgan-receiver service) drives
+ LEDs on a Raspberry Pi's GPIO lines 5, 6 and 13 through the kernel's GPIO
+ character device, from frames a sender on the local network streams on TCP
+ port 8181; the sender (lightorgan send) analyses what a machine plays
  (through PipeWire or PulseAudio, with pactl and parec from pulseaudio-utils).
  The Swift runtime and libgpiod are linked in: no Swift toolchain is needed.
 CONTROL

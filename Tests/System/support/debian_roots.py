@@ -9,6 +9,9 @@ calls its functions, under the cache's lock:
                                  variant, through qemu-arm) that install.sh must refuse (test_release.py)
   sid-arm64-sysroot              sid's arm64 libraries, unpacked without emulation: the cross build links
                                  against it; the Pi's kernel, device trees and busybox come from it too
+  bookworm-amd64-systemd         bookworm amd64 with systemd, D-Bus, avahi-daemon and the amd64 package's
+                                 Depends: booted with systemd-nspawn, it runs the packaged unit for real
+                                 (test_package.py)
 Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives; for
 amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
 root without a network.
@@ -43,6 +46,19 @@ def root(suite, arch, variant="minbase"):
     """The cached plain Debian root of `suite` for `arch` (amd64 natively; arm64, armhf through qemu-user,
     enabled here) with mmdebstrap's `variant`, made when missing (minutes)."""
     return _library(f"ensure_root {shlex.quote(suite)} {shlex.quote(arch)} {shlex.quote(variant)}")
+
+
+# What the booted root holds besides minbase: systemd as PID 1, the system bus and avahi-daemon (the receiver
+# publishes through them), iproute2 (its test network) and the package's Depends, so that `dpkg -i` installs it
+# there without a network.
+SYSTEMD_ROOT_PACKAGES = ("systemd-sysv,dbus,avahi-daemon,avahi-utils,openssl,adduser,libasound2,libavahi-client3,"
+                         "libyaml-0-2,iproute2")
+
+
+def systemd_root():
+    """The cached bookworm amd64 root with systemd (see SYSTEMD_ROOT_PACKAGES), made when missing (minutes)."""
+    return _library('make_root "$cache_root/bookworm-amd64-systemd" --variant=minbase --architectures=amd64 '
+                    f'--include={SYSTEMD_ROOT_PACKAGES} bookworm; echo "$cache_root/bookworm-amd64-systemd"')
 
 
 def arm64_sysroot():
