@@ -15,7 +15,7 @@ import Foundation
 ///     ●  treble  ███████████████████████████    255
 ///
 /// With a strip beside the lamps (`receiver.strip.device: virtual`, `lightorgan demo --strip`), a
-/// fourth row shows its pixels, each cell the average of the pixels it stands for.
+/// fourth row shows its pixels, each cell the brightest of the pixels it stands for.
 ///
 /// When stdout is not a terminal it writes a plain line every `plainInterval` seconds instead
 /// (`t=1.20 s  bass 165  mid 62  treble 255`), so logs and pipes stay readable.
@@ -94,8 +94,8 @@ public struct TerminalLamps: LevelOutput {
         }.joined()
     }
 
-    /// The strip's pixels as a row of coloured cells (linear light shown through a 2.2 display gamma),
-    /// ending in a newline.
+    /// The strip's pixels as a row of coloured cells (each the brightest of the pixels it stands for,
+    /// linear light shown through a 2.2 display gamma), ending in a newline.
     static func stripRow(_ rgb: [UInt8]) -> String {
         let pixels = rgb.count / 3
         guard pixels > 0 else { return "\u{1B}[K\n" }
@@ -106,9 +106,9 @@ public struct TerminalLamps: LevelOutput {
             let end = max(first + 1, (cell + 1) * pixels / cells)
             var color: [Int] = []
             for channel in 0..<3 {
-                var sum = 0
-                for pixel in first..<end { sum += Int(rgb[3 * pixel + channel]) }
-                let light = Double(sum) / Double(end - first) / 255
+                var brightest = 0
+                for pixel in first..<end { brightest = max(brightest, Int(rgb[3 * pixel + channel])) }
+                let light = Double(brightest) / 255
                 color.append(Int((pow(light, 1 / 2.2) * 255).rounded()))
             }
             row += "\u{1B}[38;2;\(color[0]);\(color[1]);\(color[2])m█"

@@ -46,6 +46,9 @@ final class LampTap: LevelOutput {
     let lines: [Line]
     /// The output's strips (at most one today).
     let strips: [StripDescription]
+    /// The strip's pixels now, read without the lock frames are shown under (the strip keeps them
+    /// behind a lock of its own): a page never holds the lamps up.
+    private let pixelSource: @Sendable () -> [UInt8]
     private let state: Mutex<State>
     /// Levels shown (bits 0…23: bass, mid, treble) and a generation (bits 24…63).
     private let published = Atomic<UInt64>(0)
@@ -63,6 +66,7 @@ final class LampTap: LevelOutput {
     ) {
         self.lines = lines
         strips = output.strips
+        pixelSource = { [output] in output.stripPixels() }
         self.eventLoop = eventLoop
         state = Mutex(State(output: output, maxBrightness: maxBrightness))
     }
@@ -136,7 +140,7 @@ final class LampTap: LevelOutput {
     var checkingStrip: Bool { state.withLock { $0.checking == .strip } }
 
     /// The pixels of the strip now (empty without one), for the page.
-    func stripPixels() -> [UInt8] { state.withLock { $0.output.stripPixels() } }
+    func stripPixels() -> [UInt8] { pixelSource() }
 
     /// Brightness limit, percent, from the next frame on.
     func setMaxBrightness(_ percent: Int) {

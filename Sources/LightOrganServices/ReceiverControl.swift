@@ -37,6 +37,7 @@ final class ReceiverControl: PageBackend {
     private let started = ContinuousClock.now
     private let cachedStatus = Mutex<(json: String, at: ContinuousClock.Instant)?>(nil)
     private let nextSoundID = Atomic<Int>(-1)
+    private let cachedPreview = Mutex<(generation: UInt64, pixels: [UInt8])?>(nil)
 
     init(
         configuration: Configuration, switchboard: LampSwitchboard, delayed: DelayedOutput, tap: LampTap, logger: Logger
@@ -98,7 +99,13 @@ final class ReceiverControl: PageBackend {
     }
 
     func stripPreview() -> [UInt8] {
-        tap.strips.isEmpty ? [] : StripPreview.reduce(tap.stripPixels())
+        guard !tap.strips.isEmpty else { return [] }
+        // Reduced once per frame shown, whatever the number of pages pushing it.
+        let generation = tap.levels.generation
+        if let cached = cachedPreview.withLock({ $0 }), cached.generation == generation { return cached.pixels }
+        let preview = StripPreview.reduce(tap.stripPixels())
+        cachedPreview.withLock { $0 = (generation, preview) }
+        return preview
     }
 
     func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) { tap.watch(id, changed) }

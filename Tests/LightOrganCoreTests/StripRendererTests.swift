@@ -202,12 +202,12 @@ struct WS2812EncodingTests {
         #expect(ColorOrder(parsing: "rgx") == nil)
     }
 
-    @Test("a long strip is reduced to 150 pixels for the page, each the average of its run")
+    @Test("a long strip is reduced to 150 pixels for the page, each the brightest of its run")
     func preview() {
         let rgb: [UInt8] = (0..<300).flatMap { index -> [UInt8] in [index % 2 == 0 ? 200 : 100, 0, 0] }
         let reduced = StripPreview.reduce(rgb)
         #expect(reduced.count == 450)
-        #expect(reduced[0] == 150)
+        #expect(reduced[0] == 200)
         #expect(StripPreview.reduce([1, 2, 3]) == [1, 2, 3])
     }
 }

@@ -287,3 +287,51 @@ def test_spidev_bufsiz_lets_600_pixels_out_in_one_transfer(large_strip_pi, check
     last = _last(strip, "large")
     check(f"{short}: dark when the sender disconnects", last == [DARK] * 600,
           f"last frame: {_pixels_text(last)}")
+
+
+def test_the_pages_wiring_check_runs_the_strips_sequence(strip_pi, check):
+    """The page's check of the strip ({"type": "check", "strip": true} on /live, from openssl s_client in the
+    guest), read back from the SPI bytes: the same sequence as test-leds."""
+    strip, said, short = strip_pi, strip_pi.pi.said, strip_pi.model.short
+    answer = said(r"page check key (\d+) chars, answered (.*), status checkingStrip (.*)")
+    check(f"{short}: the page (with its key) asks for the strip's check and the receiver answers ok, the status "
+          "saying the check runs", answer and answer[1] == "22" and '"ok":true' in answer[2]
+          and answer[3] == '"checkingStrip":true', answer[0] if answer else "no page check line")
+    frames = [pixels for _, pixels, _ in strip.frames("page-check")]
+    problem = _leds_problem(frames, 9) if frames else "no frame"
+    check(f"{short}: the page's check on the SPI bytes: first pixel red and last blue, one pixel runs 0…8, dark",
+          problem is None, problem or "")
+
+
+def _cost(strip, run):
+    """(user ticks, system ticks, seconds) of the guest's `cost RUN` line, or None."""
+    found = strip.pi.said(rf"cost {run} cpu user ([0-9]+) system ([0-9]+) over ([0-9.]+) ([0-9.]+)")
+    return (int(found[1]), int(found[2]), float(found[4]) - float(found[3])) if found else None
+
+
+@pytest.mark.timing
+def test_a_300_pixel_strip_costs_the_receiver_at_most_1_3_times_its_lamps(strip_pi, check, figure):
+    """The benchmark of the strip's cost, both runs in the same boot: the packaged receiver driving its three GPIO
+    lamps from the packaged sender's demo at 100 frames/s, then the same with 300 pixels (scroll) on SPI beside
+    them. lightorgan's own work is its user time (rendering, encoding, the frames); its system time also holds the
+    kernel feeding the SPI FIFO byte by byte, which QEMU's model makes the CPU do (it has no DMA; a Pi sends frames
+    of 96 bytes and more by DMA), so that share is shown, and judged only as the user time is not."""
+    strip, short = strip_pi, strip_pi.model.short
+    lamps, with_strip = _cost(strip, "lamps"), _cost(strip, "strip")
+    check(f"{short}: both cost runs measured", lamps and with_strip,
+          f"lamps {lamps}, strip {with_strip}; {(strip.pi.said(r'cost-strip .*') or [''])[0]}")
+    if not (lamps and with_strip):
+        return
+    frames = strip.transfers("cost-strip")
+    rate = len(frames) / with_strip[2]
+    size = 300 * 9 + RESET_BYTES
+    user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
+    figure(f"{short}: receiver CPU (TCG, % of a core): lamps alone user {lamps[0] / lamps[2]:.1f} system "
+           f"{lamps[1] / lamps[2]:.1f}; with 300 pixels user {with_strip[0] / with_strip[2]:.1f} system "
+           f"{with_strip[1] / with_strip[2]:.1f}; user ratio {user_ratio:.2f} (goal ≤ 1.3); the strip's frames on "
+           f"SPI {rate:.0f}/s")
+    check(f"{short}: the 300-pixel frames reach SPI whole ({size} bytes each) at ≥ 80 a second while the demo plays",
+          rate >= 80 and {len(transfer.data) for transfer in frames} == {size},
+          f"{len(frames)} transfers in {with_strip[2]:.1f} s, sizes {sorted({len(t.data) for t in frames})[:4]}")
+    check(f"{short}: the receiver's own CPU with a 300-pixel strip at most 1.3 × its lamps alone (user time)",
+          user_ratio <= 1.3, f"{with_strip[0]} / {lamps[0]} ticks over {with_strip[2]:.1f} / {lamps[2]:.1f} s")

@@ -62,6 +62,15 @@ fails() {
     wait $pid; status=$?
     echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
 }
+# cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1": PID's CPU time (clock ticks, 1/100 s) over 10 s
+# of guest time, user (lightorgan's own code) and system (the kernel's, the SPI driver's FIFO feeding included)
+# apart.
+cost() {
+    set -- "$1" "$2" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t0 _ </proc/uptime
+    sleep 10
+    set -- "$1" "$2" "$3" "$4" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t1 _ </proc/uptime
+    echo "PI: $2 cpu user $(($5 - $3)) system $(($6 - $4)) over $t0 $t1"
+}
 strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
 
 if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
@@ -98,6 +107,33 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     /usr/bin/lightorgan test-leds --strip-device $spi --strip-pixels 9 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
     echo "PI: strip test-leds status $? said $(tail -n 1 /tmp/leds.err)"
     mark test-leds-end
+
+    # -- the page's wiring check of the strip, over the page's WebSocket (openssl s_client; the client's frames
+    # masked with a zero key), read back from the SPI bytes between the marks --------------------------------
+    mark page-check
+    receiver page-strip 8181 --output gpio --strip-device $spi $strip --strip-pixels 9
+    key=$(grep -o '#key=[A-Za-z0-9_-]*' /tmp/page-strip.log | head -n 1 | cut -d= -f2)
+    # ws TEXT: one masked WebSocket text frame (payload under 126 bytes).
+    ws() { printf "\\201\\$(printf %03o $((128 + ${#1})))\\000\\000\\000\\000%s" "$1"; }
+    (printf 'GET /live HTTP/1.1\r\nHost: 127.0.0.1:8443\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://127.0.0.1:8443\r\n\r\n'
+        sleep 1; ws "{\"type\":\"hello\",\"key\":\"$key\"}"; sleep 0.5; ws '{"type":"check","id":1,"strip":true}'; sleep 7) \
+        | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page-check.bin 2>/tmp/page-check.err
+    echo "PI: page check key ${#key} chars, answered $(grep -o '"type":"check"[^}]*' /tmp/page-check.bin | head -n 1), status checkingStrip $(grep -o '"checkingStrip":true' /tmp/page-check.bin | head -n 1)"
+    kill -TERM $receiver; wait $receiver
+    mark page-check-end
+
+    # -- what the strip costs: the receiver with its GPIO lamps alone, then with 300 pixels on SPI beside them, each
+    # fed the demo groove at 100 frames/s by the packaged sender (the level response: every lamp moves all the time)
+    for run in lamps strip; do
+        [ $run = lamps ] && extra="" || extra="--strip-device $spi --strip-pixels 300 --strip-effect scroll"
+        receiver cost-$run 8181 --output gpio $extra
+        LIGHTORGAN_ANALYSIS_RESPONSE=level /usr/bin/lightorgan send --host 127.0.0.1 --port 8181 --input demo --fps 100 --quiet &
+        sender=$!
+        sleep 3
+        mark cost-$run; cost $receiver "cost $run"; mark cost-$run-end
+        kill -TERM $sender; wait $sender
+        kill -TERM $receiver; wait $receiver
+    done
 
     # -- every fault in one line, and the device never created -----------------------------------
     mark errors
