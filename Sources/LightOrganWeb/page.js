@@ -1,4 +1,5 @@
-// lightorgan receiver page. /live: hello, then 3-byte lamp levels and status; set and check.
+// lightorgan receiver page. /live: hello, then lamp levels (3 bytes, then a strip's pixels, 3 bytes each) and
+// status; set and check.
 // /audio: this device's sound, captured by an AudioWorklet, as ~20 ms Float32 messages.
 'use strict';
 (() => {
@@ -16,7 +17,7 @@ const VIEW_ONLY = "View only: open the link from the receiver's log (journalctl 
 const NO_SECURE = "Your browser allows the microphone only on a secure page: open the https:// address from the receiver's log.";
 const NEEDS_KEY = "Needs the key: open the link from the receiver's log (journalctl -u lightorgan-receiver).";
 
-const state = { levels: [0, 0, 0], updates: 0, status: null, control: false, audio: null };
+const state = { levels: [0, 0, 0], pixels: null, updates: 0, status: null, control: false, audio: null, stripView: null };
 window.lightorgan = state;
 
 // ---- The key: #key=… → localStorage → removed from the address bar. A rejected key is forgotten.
@@ -108,11 +109,103 @@ function draw() {
     if (lamp.mini) lamp.mini.style.opacity = opacity;
     lamp.number.textContent = String(value);
   });
+  if (pixelView.drawn !== state.pixels) drawPixels();
   if (meter.db !== meter.shown) {
     const db = meter.shown = meter.db;
     meter.fill.style.transform = `scaleX(${db == null ? 0 : Math.min(1, Math.max(0, (db + 60) / 60)).toFixed(3)})`;
     meter.text.textContent = db == null ? '–' : db <= -90 ? '−∞ dB' : `${Math.round(db)} dB`;
   }
+}
+
+// ---- The strip's pixels, live: a canvas as wide as the page, each pixel an LED, in one row as the strip is, up to
+// the pixels a phone's width shows apart (MIN_CELL CSS px each: 89 on a phone); more wrap onto a second row.
+// Each LED's light is shown as the eye sees it.
+const MIN_CELL = 4;  // CSS px a pixel takes at least in the big row (12 device pixels on a phone at 3×)
+// A strip's bytes are light (PWM duty: the renderer applied the gamma); a screen's are sRGB-encoded. So each
+// byte is shown encoded, 255 · (v/255)^(1/2.2): a pixel at 40 looks on the page as bright as on the strip.
+const SHOWN = Array.from({ length: 256 }, (_, v) => Math.round(255 * (v / 255) ** (1 / 2.2)));
+const pixelView = { row: $('#pixel-row'), mini: $('#pixel-mini'), drawn: undefined, width: 0 };
+
+function pixelGeometry(canvas, count, minimum, maximumRowHeight) {
+  const scale = window.devicePixelRatio || 1;
+  const cssWidth = canvas.clientWidth || canvas.parentElement.clientWidth || 300;
+  const perRow = Math.max(1, Math.min(count, Math.floor(cssWidth / minimum)));
+  const rows = Math.ceil(count / perRow);
+  const columns = Math.ceil(count / rows);  // rows as even as they go
+  const cell = cssWidth / columns;
+  const rowHeight = Math.min(maximumRowHeight, Math.max(cell, 24));
+  return { scale, columns, rows, cell: cell * scale, rowHeight: rowHeight * scale, width: Math.round(cssWidth * scale),
+    height: Math.round(rows * rowHeight * scale), cssHeight: rows * rowHeight };
+}
+
+function paintPixels(canvas, pixels, geometry, centers) {
+  if (canvas.width !== geometry.width) canvas.width = geometry.width;
+  if (canvas.height !== geometry.height) canvas.height = geometry.height;
+  const g = canvas.getContext('2d');
+  g.clearRect(0, 0, canvas.width, canvas.height);
+  const count = pixels.length / 3;
+  const gap = Math.max(1, Math.min(geometry.cell * 0.18, 3 * geometry.scale));
+  const boxes = [];
+  for (let i = 0; i < count; i++) {
+    const column = i % geometry.columns;
+    const row = Math.floor(i / geometry.columns);
+    const x = Math.round(column * geometry.cell + gap / 2);
+    const y = Math.round(row * geometry.rowHeight + gap / 2);
+    const w = Math.max(1, Math.round((column + 1) * geometry.cell - gap / 2) - x);
+    const h = Math.max(1, Math.round((row + 1) * geometry.rowHeight - gap / 2) - y);
+    boxes.push([x, y, w, h]);
+    if (centers) centers.push([x + (w >> 1), y + (h >> 1)]);
+  }
+  // First a soft glow around each lit pixel, then every pixel's body over it: a body is its exact colour.
+  const radius = Math.min(4 * geometry.scale, Math.min(geometry.cell, geometry.rowHeight) / 4);
+  for (let pass = 0; pass < 2; pass++) {
+    for (let i = 0; i < count; i++) {
+      const r = SHOWN[pixels[3 * i]], gr = SHOWN[pixels[3 * i + 1]], b = SHOWN[pixels[3 * i + 2]];
+      const lit = r + gr + b > 0;
+      const [x, y, w, h] = boxes[i];
+      if (pass === 0) {
+        if (!lit) continue;
+        g.shadowColor = `rgb(${r} ${gr} ${b} / 0.9)`;
+        g.shadowBlur = Math.min(geometry.cell, 16 * geometry.scale);
+        g.fillStyle = `rgb(${r} ${gr} ${b})`;
+      } else {
+        g.shadowColor = 'transparent';
+        g.shadowBlur = 0;
+        g.fillStyle = lit ? `rgb(${r} ${gr} ${b})` : '#1d1d24';
+      }
+      g.beginPath();
+      if (g.roundRect && w > 4) g.roundRect(x, y, w, h, radius); else g.rect(x, y, w, h);
+      g.fill();
+    }
+  }
+}
+
+function drawPixels() {
+  const pixels = state.pixels;
+  pixelView.drawn = pixels;
+  if (!pixels || !pixels.length || $('#pixels').hidden) return;
+  const count = pixels.length / 3;
+  const geometry = pixelGeometry(pixelView.row, count, MIN_CELL, 30);
+  pixelView.row.style.height = `${geometry.cssHeight}px`;
+  const centers = [];
+  paintPixels(pixelView.row, pixels, geometry, centers);
+  // For tests and the curious: where each pixel's centre is on the canvas, in canvas pixels.
+  state.stripView = { count, columns: geometry.columns, rows: geometry.rows, cssCell: geometry.cell / geometry.scale, centers };
+  if (!pixelView.mini.hidden) {
+    const mini = pixelGeometry(pixelView.mini, count, 0, 12);
+    mini.columns = count;
+    mini.rows = 1;
+    mini.cell = mini.width / count;
+    mini.rowHeight = mini.height = Math.round(12 * mini.scale);
+    paintPixels(pixelView.mini, pixels, mini, null);
+  }
+}
+// Redrawn at its new width when the page's width changes (a phone turned).
+if (window.ResizeObserver) {
+  new ResizeObserver(() => {
+    const width = pixelView.row.clientWidth;
+    if (width && width !== pixelView.width) { pixelView.width = width; pixelView.drawn = undefined; schedule(); }
+  }).observe(pixelView.row);
 }
 
 // ---- /live, reconnecting with backoff 1, 2, 4, 8, 10, 10… s.
@@ -172,6 +265,7 @@ function dropLive(why) {
   }
   pending.clear();
   state.levels.fill(0);
+  if (state.pixels) state.pixels = new Uint8Array(state.pixels.length);
   schedule();
   if (socket && socket.readyState <= WebSocket.OPEN) socket.close(1000);
 }
@@ -185,10 +279,11 @@ function retryLive() {
 function onLive(data) {
   if (typeof data !== 'string') {
     const bytes = new Uint8Array(data);
-    if (bytes.length !== 3) return;
+    if (bytes.length < 3 || bytes.length % 3 !== 0) return;
     state.levels[0] = bytes[0];
     state.levels[1] = bytes[1];
     state.levels[2] = bytes[2];
+    if (bytes.length > 3) state.pixels = bytes.subarray(3);  // the strip's pixels, red, green, blue
     state.updates++;
     schedule();
     return;
@@ -248,8 +343,40 @@ function renderStatus(s) {
   show('#st-lines', lines.map((l) => `${l.band} ${l.line} (${pinText(l.pin)})`).join(', ') || 'none');
   show('#st-uptime', typeof s.uptime === 'number' ? duration(s.uptime) : '–');
   show('#st-version', s.version || '–');
+  renderStrip(receiver.strip || null);
   renderSettings(Array.isArray(s.settings) ? s.settings : []);
-  renderWiring(lines, s.checking || null);
+  renderWiring(lines, s.checking || null, s.checkingStrip === true);
+}
+
+// ---- The strip wired to the receiver (none: nothing of it shows).
+const LED_TYPES = { ws2812b: 'WS2812B', sk6812: 'SK6812 (RGB)', 'sk6812-rgbw': 'SK6812 (RGBW)' };
+function stripDevice(device) {
+  return device === 'virtual' ? 'virtual (only on this page)' : device;
+}
+function renderStrip(strip) {
+  const had = !$('#pixels').hidden;
+  $('#pixels').hidden = !strip;
+  pixelView.mini.hidden = !strip;
+  for (const node of document.querySelectorAll('.strip-fact')) node.hidden = !strip;
+  $('#strip-settings').hidden = !strip;
+  $('#strip-check').hidden = !strip;
+  if (!strip) { state.pixels = null; return; }
+  if (!had) pixelView.drawn = undefined;  // drawn now that it shows
+  const effect = effectName(strip.effect);
+  show('#st-strip', stripDevice(strip.device));
+  show('#st-pixels', count(strip.pixels));
+  show('#st-type', LED_TYPES[strip.type] || strip.type || '–');
+  show('#st-effect', effect);
+  show('#pixels-caption', `· ${strip.pixels} pixels · ${effect}`);
+  const shown = state.pixels ? state.pixels.length / 3 : 0;
+  const note = $('#pixels-note');
+  note.hidden = !(shown && shown < strip.pixels);
+  note.textContent = note.hidden ? '' : `${strip.pixels} pixels shown as ${shown}, each the average of about ${Math.round(strip.pixels / shown)}.`;
+  schedule();
+}
+function effectName(effect) {
+  const choice = SETTINGS['receiver.strip.effect'].choices.find((c) => c[0] === effect);
+  return choice ? choice[1] : effect || '–';
 }
 
 // ---- Settings, for people: words and units, a slider (with the value, and a field to type it) or a
@@ -271,6 +398,19 @@ const SETTINGS = {
   'receiver.delay': { label: 'Delay before the lamps', unit: 'ms', min: 0, max: 1000, step: 5,
     hint: 'For a speaker behind the sound: Bluetooth needs 100–300 ms.' },
   'receiver.timeout': { label: 'Lamps off after silence of', unit: 's', min: 0.1, max: 10, step: 0.1 },
+  'receiver.strip.effect': {
+    label: 'Effect',
+    strip: true,
+    choices: [
+      ['scroll', 'Scroll', 'Each moment’s colour starts at the centre and moves out to both ends, fading.'],
+      ['energy', 'Energy', 'A bar per band grows from the centre with its level; where bars overlap, colours add.'],
+      ['flash', 'Flash', 'The whole strip flashes in the bass colour on each bass beat, dark between.'],
+      ['segments', 'Segments', 'A third of the strip per band — bass, mid, treble — each at its level.'],
+      ['blend', 'Blend', 'The whole strip in the bands’ colours, mixed by their levels.'],
+    ],
+  },
+  'receiver.strip.brightness': { label: 'Brightness limit', unit: '%', min: 1, max: 100, step: 1, strip: true,
+    hint: 'Of full white, for the power supply and the glare: a pixel at full white draws about 60 mA.' },
 };
 const SOURCES = {
   default: () => 'the built-in default',
@@ -291,14 +431,17 @@ function withUnit(spec, value) {
 
 function renderSettings(list) {
   const seen = new Set();
+  const hasStrip = !!(state.status && state.status.receiver && state.status.receiver.strip);
   for (const item of list) {
     if (!item || typeof item.key !== 'string') continue;
+    const forStrip = item.key.startsWith('receiver.strip.');
+    if (forStrip && !hasStrip) continue;  // no strip: its settings do not show
     seen.add(item.key);
     let row = rows.get(item.key);
     if (!row) {
       row = makeRow(item);
       rows.set(item.key, row);
-      $('#settings-list').append(row.root);
+      $(forStrip ? '#strip-settings-list' : '#settings-list').append(row.root);
     }
     updateRow(row, item);
   }
@@ -323,16 +466,17 @@ function makeRow(item) {
   title.append(el('label', { class: 'name', for: id, id: id + '-name' }, spec.label), row.shown);
   root.append(title);
   if (spec.choices) {
-    const group = el('div', { class: 'segments', role: 'radiogroup', 'aria-labelledby': id + '-name', id });
+    const group = el('div', { class: `segments choices-${spec.choices.length}`, role: 'radiogroup', 'aria-labelledby': id + '-name', id });
     row.explain = el('p', { class: 'summary' });
-    row.gpioNote = el('p', { class: 'hint gpio-note' });
+    if (item.key === 'receiver.mode') row.gpioNote = el('p', { class: 'hint gpio-note' });
     for (const [value, text] of spec.choices) {
       const button = el('button', { type: 'button', role: 'radio', 'data-value': value, 'aria-checked': 'false' }, text);
       button.addEventListener('click', () => { row.value = value; row.dirty = true; showValue(row, value); applyRow(row); });
       group.append(button);
       row.controls.push(button);
     }
-    root.append(group, row.explain, row.gpioNote);
+    root.append(group, row.explain);
+    if (row.gpioNote) root.append(row.gpioNote);
   } else {
     const line = el('div', { class: 'slider' });
     row.range = el('input', { type: 'range', id, min: spec.min, max: spec.max, step: spec.step, 'aria-labelledby': id + '-name' });
@@ -390,10 +534,12 @@ function updateRow(row, item) {
     ? `Use the file’s value (${withUnit(row.spec, item.fileValue)})`
     : `Use the default (${withUnit(row.spec, item.fileValue)})`;
   if (row.gpioNote) {
-    const output = state.status && state.status.receiver && state.status.receiver.output;
+    const receiver = (state.status && state.status.receiver) || {};
+    const output = receiver.output;
+    const strip = receiver.strip ? ', not on the LED strip (its effect is below)' : '';
     row.gpioNote.textContent = output && output !== 'gpio'
-      ? `The mode acts on GPIO lamps; this receiver drives ${output}, so nothing here changes with it.`
-      : 'The mode acts on the GPIO lamps.';
+      ? `The mode acts on GPIO lamps${strip}; this receiver drives ${output}, so nothing here changes with it.`
+      : `The mode acts on the GPIO lamps${strip}.`;
   }
   refreshRow(row);
 }
@@ -460,9 +606,11 @@ function finishSet(row, reply) {
 // ---- Wiring check: light one line alone.
 let wiringKey = '';
 let checking = null;
+let checkingStrip = false;
 
-function renderWiring(lines, nowChecking) {
+function renderWiring(lines, nowChecking, stripNow) {
   checking = nowChecking;
+  checkingStrip = stripNow;
   const signature = JSON.stringify(lines);
   if (signature !== wiringKey) {
     wiringKey = signature;
@@ -483,9 +631,14 @@ function refreshWiring() {
     button.disabled = !state.control;
     button.setAttribute('aria-pressed', String(!!checking && String(checking.line) === button.dataset.line));
   }
-  $('#check-stop').disabled = !state.control || !checking;
+  const stripButton = $('#check-strip');
+  stripButton.disabled = !state.control;
+  stripButton.setAttribute('aria-pressed', String(checkingStrip));
+  stripButton.textContent = checkingStrip ? 'Checking the strip…' : 'Check the strip';
+  $('#check-stop').disabled = !state.control || !(checking || checkingStrip);
   show('#checking', checking
     ? `Lighting ${checking.band || 'line'} alone — line ${checking.line} (${pinText(checking.pin)}), for up to 10 s.`
+    : checkingStrip ? 'Checking the strip: first red, last blue, then one green pixel runs along it; the lamps stay dark.'
     : 'No check running.');
 }
 
@@ -494,6 +647,10 @@ function check(line) {
   say($('#check-msg'), sent ? '' : 'not sent: not connected, or view only', 'err');
 }
 $('#check-stop').addEventListener('click', () => check(null));
+$('#check-strip').addEventListener('click', () => {
+  const sent = send({ type: 'check', id: nextId++, strip: true });
+  say($('#check-msg'), sent ? '' : 'not sent: not connected, or view only', 'err');
+});
 
 // ---- This device as the sound source.
 const media = navigator.mediaDevices;

@@ -10,6 +10,7 @@
 - `netns`: the test runs in a network namespace of its own (lo only): its ports, veth pairs and
   addresses are its alone.
 - `cpu_hogs`: `stress-ng --cpu 2` for the test (both cores busy), stopped with its workers at its end.
+- `page_host` (the receiver behind a veth) and `browser(name, …)` (headless Chromium): the page's tests.
 - Everything from the network is fetched before the first test: the Debian packages each selected
   marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
   Debian roots, the kernel's source).
@@ -281,3 +282,33 @@ def olad(request, netns, tmp_path):
         yield server
     finally:
         server.stop()
+
+
+# -- the receiver's page (test_page.py, test_page_strip.py) ---------------------------------------
+
+@pytest.fixture
+def page_host(netns, spawn, tmp_path):
+    """The receiver's host behind a veth (support.browser.PageHost), the test's alone; `page_host.receiver(name, …)`
+    starts one. Its receivers are stopped and its namespace ended when the test ends, whatever happened."""
+    from support.browser import PageHost  # selenium: only where a test opens the page
+    host = PageHost(spawn, str(tmp_path))
+    try:
+        yield host
+    finally:
+        host.close()
+
+
+@pytest.fixture
+def browser(netns, tmp_path):
+    """browser(name, fake_audio=None, args=()): a headless Chromium in the test's namespace, logging to
+    tmp_path/browser-NAME; each is quit when the test ends (before it leaves the namespace), or sooner
+    by its `.close()`."""
+    from support.browser import Browser, quit_all
+    opened = []
+
+    def open_browser(name, **options):
+        started = Browser(log_dir=str(tmp_path / f"browser-{name}"), **options)
+        opened.append(started)
+        return started
+    yield open_browser
+    quit_all(opened)

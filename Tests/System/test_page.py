@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from support import music_corpus, music_metrics, sound_servers
-from support.browser import Browser, PageHost, open_page, shown, stalled_pages, web_file, websocket
+from support.browser import Browser, open_page, quit_all, shown, slide, stalled_pages, tap, web_file, websocket
 from support.engines import Firefox, WebKit
 from support.processes import ages_ms, percentile
 from support.strangers import Strangers
@@ -42,41 +42,6 @@ def fetch_up_front():
 def music():
     """A 30-s excerpt of a real recording (a band with drums): fetched up front, so only looked up here."""
     return os.path.join(music_corpus.tracks([TRACK]), f"{TRACK}.wav")
-
-
-@pytest.fixture
-def page_host(netns, spawn, tmp_path):
-    """The receiver's host behind a veth, the test's alone; `page_host.receiver(name, …)` starts one.
-    Its receivers are stopped and its namespace ended when the test ends, whatever happened."""
-    host = PageHost(spawn, str(tmp_path))
-    try:
-        yield host
-    finally:
-        host.close()
-
-
-@pytest.fixture
-def browser(netns, tmp_path):
-    """browser(name, fake_audio=None, args=()): a headless Chromium in the test's namespace, logging to
-    tmp_path/browser-NAME; each is quit when the test ends (before it leaves the namespace), or sooner
-    by its `.close()`."""
-    opened = []
-
-    def open_browser(name, **options):
-        started = Browser(log_dir=str(tmp_path / f"browser-{name}"), **options)
-        opened.append(started)
-        return started
-    yield open_browser
-    quit_all(opened)
-
-
-def quit_all(browsers):
-    """Quits each browser (or engine), the others still when one fails."""
-    for started in browsers:
-        try:
-            started.close()
-        except Exception as error:  # the others still quit
-            print(f"browser {getattr(started, 'name', None) or started.log_dir} did not quit cleanly: {error}")
 
 
 def counter_sender(spawn, name, host, *extra):
@@ -240,22 +205,6 @@ def test_the_tab_button_shares_another_tabs_audio(page_host, browser, check):
           "(every 1.5 s), dark after Stop", ok,
           f"flashes {[len(band) for band in flashes]}, median gaps {[round(gap, 2) for gap in intervals]} s, "
           f"source {source!r}, last frame {frames[-1][1] if frames else None}")
-
-
-def slide(page, key, value, typed=False):
-    """Moves the slider of `key` to `value` as a person's finger does (input events, no button), or
-    types `value` into its field; the page applies it once the movement pauses."""
-    part = ".value" if typed else "input[type=range]"
-    page.js(f"const i = document.querySelector('[data-key=\"{key}\"] {part}'); i.focus(); "
-            f"for (const v of [arguments[0] - 1, arguments[0]]) {{ i.value = String(v); i.dispatchEvent(new Event('input')); }} i.blur()",
-            value)
-
-
-def tap(page, css):
-    """A click on `css` where a person would tap it: scrolled to the middle of the screen first (at the top of a
-    phone's screen the lamp strip covers what is under it)."""
-    page.js("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", css)
-    page.click(css)
 
 
 def setting_rows(page):

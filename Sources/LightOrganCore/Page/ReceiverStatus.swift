@@ -25,7 +25,6 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         }
     }
 
-    /// The receiver itself.
     /// The strip wired to the receiver, as the page shows it.
     public struct Strip: Sendable, Equatable, Encodable {
         public var device: String
@@ -37,7 +36,9 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         }
     }
 
+    /// The receiver itself.
     public struct Receiver: Sendable, Equatable, Encodable {
+        /// Its strip, nil (`null`) without one.
         @NullWhenAbsent public var strip: Strip?
         public var name: String
         public var port: Int

@@ -13,7 +13,8 @@ behind a veth that it talks to.
   it with the key of the logged `#key=` link; `.close()` stops them and ends the namespace.
 - `open_page(browser, base, key)` with the recorder of web/recorder.js injected before the page's own
   scripts; `shown(receiver)` (the receiver's stdout lines on the wall clock); `handshake`, `websocket`
-  (a minimal RFC 6455 client), `stalled_pages`, `reading_pages`.
+  (a minimal RFC 6455 client), `stalled_pages`, `reading_pages`; `slide(page, key, value)` and `tap(page, css)`,
+  as a person moves a setting's slider or taps; `quit_all(browsers)`.
 
 Network namespaces (measured)
   chromedriver listens on 127.0.0.1 and Chromium's DevTools connection is over loopback too, so
@@ -211,6 +212,15 @@ def png_size(path):
     if head[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError(f"{path} is not a PNG")
     return struct.unpack(">II", head[16:24])
+
+
+def quit_all(browsers):
+    """Quits each browser (or engine), the others still when one fails."""
+    for started in browsers:
+        try:
+            started.close()
+        except Exception as error:  # the others still quit
+            print(f"browser {getattr(started, 'name', None) or started.log_dir} did not quit cleanly: {error}")
 
 
 # -- the receiver behind a veth, and its page -----------------------------------------------------
@@ -412,3 +422,21 @@ def reading_pages(address, count):
             connection.close()
         return received
     return close
+
+
+# -- what a person does on the page ------------------------------------------------------------
+
+def slide(page, key, value, typed=False):
+    """Moves the slider of `key` to `value` as a person's finger does (input events, no button), or
+    types `value` into its field; the page applies it once the movement pauses."""
+    part = ".value" if typed else "input[type=range]"
+    page.js(f"const i = document.querySelector('[data-key=\"{key}\"] {part}'); i.focus(); "
+            f"for (const v of [arguments[0] - 1, arguments[0]]) {{ i.value = String(v); i.dispatchEvent(new Event('input')); }} i.blur()",
+            value)
+
+
+def tap(page, css):
+    """A click on `css` where a person would tap it: scrolled to the middle of the screen first (at the top of a
+    phone's screen the lamp strip covers what is under it)."""
+    page.js("document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", css)
+    page.click(css)
