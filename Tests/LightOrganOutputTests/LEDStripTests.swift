@@ -49,7 +49,14 @@ struct LEDStripTests {
         strip.shutDown()
         #expect(device.frames.withLock { $0.last } == [UInt8](repeating: 0, count: 27))
         #expect(device.closed)
-        #expect(device.frames.withLock { $0.first } == [UInt8](repeating: 0, count: 27), "dark from the start")
+    }
+
+    @Test("a strip opened is written dark at once, before any frame (whatever it showed before)")
+    func darkFromTheStart() async {
+        let device = RecordingStripDevice()
+        let strip = LEDStrip(device: device, settings: settings())
+        #expect(await device.waitFor { $0 == [UInt8](repeating: 0, count: 27) })
+        strip.shutDown()
     }
 
     @Test("the strip's check: ends, then a runner; a line's check or none leaves it dark")
