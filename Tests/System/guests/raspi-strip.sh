@@ -117,7 +117,9 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     ws() { printf "\\201\\$(printf %03o $((128 + ${#1})))\\000\\000\\000\\000%s" "$1"; }
     (printf 'GET /live HTTP/1.1\r\nHost: 127.0.0.1:8443\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://127.0.0.1:8443\r\n\r\n'
         sleep 1; ws "{\"type\":\"hello\",\"key\":\"$key\"}"; sleep 0.5; ws '{"type":"check","id":1,"strip":true}'; sleep 7) \
-        | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page-check.bin 2>/tmp/page-check.err
+        | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page-check.bin 2>/tmp/page-check.err &
+    # s_client -quiet ignores the end of its input: it is stopped once the check has had its time.
+    page=$!; sleep 10; kill $page 2>/dev/null; wait $page 2>/dev/null
     echo "PI: page check key ${#key} chars, answered $(grep -o '"type":"check"[^}]*' /tmp/page-check.bin | head -n 1), status checkingStrip $(grep -o '"checkingStrip":true' /tmp/page-check.bin | head -n 1)"
     kill -TERM $receiver; wait $receiver
     mark page-check-end
