@@ -120,7 +120,7 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
         | openssl s_client -quiet -connect 127.0.0.1:8443 >/tmp/page-check.bin 2>/tmp/page-check.err &
     # s_client -quiet ignores the end of its input: it is stopped once the check has had its time.
     page=$!; sleep 10; kill $page 2>/dev/null; wait $page 2>/dev/null
-    echo "PI: page check key ${#key} chars, answered $(grep -o '"type":"check"[^}]*' /tmp/page-check.bin | head -n 1), status checkingStrip $(grep -o '"checkingStrip":true' /tmp/page-check.bin | head -n 1)"
+    echo "PI: page check key ${#key} chars, answered $(grep -ao '{[^{}]*"type":"check"[^{}]*}' /tmp/page-check.bin | head -n 1), status checkingStrip $(grep -o '"checkingStrip":true' /tmp/page-check.bin | head -n 1)"
     kill -TERM $receiver; wait $receiver
     mark page-check-end
 
