@@ -310,7 +310,7 @@ def _cost(strip, run):
 
 
 @pytest.mark.timing
-def test_a_300_pixel_strip_costs_the_receiver_at_most_1_3_times_its_lamps(strip_pi, check, figure):
+def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(strip_pi, check, figure):
     """The benchmark of the strip's cost, both runs in the same boot: the packaged receiver driving its three GPIO
     lamps from the packaged sender's demo at 100 frames/s, then the same with 300 pixels (scroll) on SPI beside
     them. lightorgan's own work is its user time (rendering, encoding, the frames); its system time also holds the
