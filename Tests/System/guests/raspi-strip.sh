@@ -139,12 +139,12 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
 
     # -- every fault in one line, and the device never created -----------------------------------
     mark errors
-    fails no-device /usr/bin/lightorgan receive --output stdout --port 8191 $strip --strip-device /tmp/spidev0.1
+    fails no-device /usr/bin/lightorgan receive --quiet --output stdout --port 8191 $strip --strip-device /tmp/spidev0.1
     [ -e /tmp/spidev0.1 ] && echo "PI: no-device created /tmp/spidev0.1" || echo "PI: no-device created nothing"
     : >/tmp/plain
-    fails plain-file /usr/bin/lightorgan receive --output stdout --port 8192 $strip --strip-device /tmp/plain
+    fails plain-file /usr/bin/lightorgan receive --quiet --output stdout --port 8192 $strip --strip-device /tmp/plain
     echo "PI: plain-file left $(stat -c '%F %s' /tmp/plain)"
-    fails no-permission su -s /bin/sh nobody -c "/usr/bin/lightorgan receive --output stdout --port 8193 --strip-device $spi $strip"
+    fails no-permission su -s /bin/sh nobody -c "/usr/bin/lightorgan receive --quiet --output stdout --port 8193 --strip-device $spi $strip"
     mark too-large
     receiver too-large 8194 --output stdout --strip-device $spi $strip --strip-pixels 600
     kill -0 $receiver 2>/dev/null && { frames 255 0 255 2 8194; sleep 1; }
