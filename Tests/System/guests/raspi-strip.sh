@@ -104,7 +104,7 @@ if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     mark after-sigterm; wait $feeder
 
     mark test-leds
-    /usr/bin/lightorgan test-leds --strip-device $spi --strip-pixels 9 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
+    /usr/bin/lightorgan test-leds --strip-device $spi --strip-pixels 9 --strip-brightness 100 --step 0.5 >/tmp/leds.out 2>/tmp/leds.err
     echo "PI: strip test-leds status $? said $(tail -n 1 /tmp/leds.err)"
     mark test-leds-end
 
