@@ -172,31 +172,19 @@ def _judge_pwm(guest, check, figure, beside):
     starved = _stall_figure(trace, watchers) if trace is not None else "no sampler trace"
     label = f"libgpiod API {guest.api}, {beside}"
     figure(f"{label}: PWM from the kernel's timestamps: {pwm}; set 200 Hz, duty {MID_DUTY:.3f}; guest: {starved}")
-    # Every write is in the trace; a guest starved by its host writes fewer periods (each late one stretched,
-    # never squeezed), so the count only shows that the PWM ran.
+    # Every write is in the trace (6 s at 200 Hz are 1200 periods): a guest starved throughout
+    # writes fewer, and says so.
     check(f"{label}: the kernel saw the PWM run ({pwm.count} periods in 6 s, {kernel.lost} trace events lost)",
-          pwm.count >= 100 and kernel.lost == 0, starved)
+          pwm.count >= 600 and kernel.lost == 0, starved)
     # A late wake-up restarts the period (PWMGrid): no period is written in a burst, however busy.
     check(f"{label}: no PWM period squeezed below half its length ({pwm.squeezed} of {pwm.count}, shortest "
           f"{pwm.shortest_us / 1000:.2f} ms)", pwm.count and pwm.squeezed == 0, f"{pwm}; {starved}")
-    # Frequency and duty over the periods no stall of the guest's vCPUs overlaps (the watchers: a vCPU that did not
-    # wake them for over 3 ms): a stalled vCPU stretches its period by the stall, which says nothing of the receiver.
-    excluded = [stall for watcher in watchers for stall in watcher.stalls] if trace is not None else []
-    calm = [(start, length, on) for start, length, on in pwm.periods
-            if not any(a < start + length and b > start for a, b in excluded)]
-    if len(calm) < 20:
-        figure(f"{label}: only {len(calm)} of {pwm.count} periods without a vCPU stall ({starved}): the guest was "
-               "starved, frequency and duty not judged")
-        return
-    lengths = sorted(length for _, length, _ in calm)
-    duties = sorted(on / length for _, length, on in calm)
-    median_hz, median_duty = 1e6 / lengths[len(lengths) // 2], duties[len(duties) // 2]
-    figure(f"{label}: over the {len(calm)} periods no stall overlaps: median {median_hz:.1f} Hz, duty {median_duty:.3f}")
-    check(f"{label}: PWM at its frequency (median of {len(calm)} undisturbed periods {median_hz:.1f} Hz, set 200 Hz, "
-          "within 10 %)", abs(median_hz - 200) <= 20, f"{pwm}; {starved}")
-    # A wrong gamma, a stuck line or a dead PWM fail it however busy the host is.
-    check(f"{label}: PWM duty of the lit line matches its level (median {median_duty:.3f} of {len(calm)} undisturbed "
-          f"periods, level 232 with gamma 2.2 gives {MID_DUTY:.3f}, within 0.08)", abs(median_duty - MID_DUTY) < 0.08,
+    check(f"{label}: PWM at its frequency (median period {pwm.median_hz:.1f} Hz, set 200 Hz, within 10 %)",
+          abs(pwm.median_hz - 200) <= 20, f"{pwm}; {starved}")
+    # The median of each period's own duty: a vCPU stall moves an edge of its period, such periods are
+    # outliers either way. A wrong gamma, a stuck line or a dead PWM fail it however busy the host is.
+    check(f"{label}: PWM duty of the lit line matches its level (median {pwm.median_duty:.3f}, level 232 with "
+          f"gamma 2.2 gives {MID_DUTY:.3f}, within 0.08)", abs(pwm.median_duty - MID_DUTY) < 0.08,
           f"{pwm}; {starved}; {guest.get('gpio receiver log:')}")
 
 
