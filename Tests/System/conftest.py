@@ -9,19 +9,15 @@
   listing every failed check. `figure(text)` records a measured figure for the run's summary.
 - `netns`: the test runs in a network namespace of its own (lo only): its ports, veth pairs and
   addresses are its alone.
-- `cpu_hogs`: `stress-ng --cpu 2` for the test (both cores busy), stopped with its workers at its end.
 - `page_host` (the receiver behind a veth) and `browser(name, …)` (headless Chromium): the page's tests.
 - Everything from the network is fetched before the first test: the Debian packages each selected
   marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
   Debian roots, the kernel's source).
 """
-import contextlib
 import inspect
 import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -46,7 +42,7 @@ PACKAGES = {
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
     "vm": ["linux-image-amd64", "linux-headers-amd64", "build-essential", "qemu-system-x86", "busybox-static",
-           "cpio", "kmod", "alsa-utils", "xz-utils", "stress-ng"],
+           "cpio", "kmod", "alsa-utils", "xz-utils"],
     "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",
            "binutils", "device-tree-compiler"],
     # (lintian, man-db, systemd-container, gcc and libc6-dev: test_package.py's lintian, manual pages, booted
@@ -193,32 +189,6 @@ class Checks:
 @pytest.fixture
 def check():
     return Checks()
-
-
-@pytest.fixture
-def cpu_hogs(tmp_path):
-    """Two CPU hogs on this machine for the test (`stress-ng --cpu 2`: both cores of a two-core machine
-    busy, as a Pi serving its page and a strip is), stopped with all their workers when it ends."""
-    with open(tmp_path / "stress-ng.out", "w") as out:
-        hogs = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", "1800s"], stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    try:
-        time.sleep(1)  # its workers running
-        if hogs.poll() is not None:
-            raise RuntimeError(f"stress-ng ended at once (status {hogs.returncode}), see {tmp_path}/stress-ng.out")
-        yield hogs
-    finally:
-        # Its own process group: the workers go with it.
-        for signal_number in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(hogs.pid, signal_number)
-            try:
-                hogs.wait(5)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(hogs.pid, signal.SIGKILL)  # a worker left behind its parent
 
 
 @pytest.hookimpl(wrapper=True)

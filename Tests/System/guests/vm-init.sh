@@ -10,49 +10,43 @@ export HOME=/tmp
 # Steady tones check capture, transport and GPIO: the level response shows a steady tone as a steady
 # lamp (the default dance response flashes its onset, then goes dark).
 export LIGHTORGAN_ANALYSIS_RESPONSE=level
-# The part to run, from the kernel command line: lightorgan.part=pwm runs only the GPIO PWM trace (the
-# test beside CPU hogs on the host), anything else everything.
-part=all
-for word in $(cat /proc/cmdline); do case $word in lightorgan.part=*) part=${word#lightorgan.part=} ;; esac; done
+echo "VM: cards: $(cat /proc/asound/cards | head -1)"
 cd /tmp
-if [ "$part" = all ]; then
-    echo "VM: cards: $(cat /proc/asound/cards | head -1)"
-    # A watcher on each vCPU notes when the busy host did not run it (see gpio-trace.c): the host judges the
-    # frame rate and the lit bands where nothing stalled.
-    /bin/gpio-trace watch 0 6 alsa-cpu0 >/tmp/alsa-cpu0.txt &
-    w0=$!
-    /bin/gpio-trace watch 1 6 alsa-cpu1 >/tmp/alsa-cpu1.txt &
-    w1=$!
-    /bin/lightorgan receive --bind 127.0.0.1 --port 8181 --output stdout --quiet >/tmp/frames.txt 2>/tmp/receive.log &
-    receiver=$!
-    sleep 1
-    /bin/aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /tmp/tone.raw &
-    player=$!
-    sleep 0.5
-    /bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --port 8181 2>/tmp/send.log &
-    sender=$!
-    sleep 1
-    # The stdout receiver's cost here, to compare with the GPIO receiver's below and with the native figure
-    # of scripts/bench-link (under TCG emulation CPU time is inflated; this gives the factor).
-    read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
-    sleep 2
-    read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
-    echo "VM: stdout receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
-    kill -TERM $sender; sleep 0.5; kill -TERM $receiver $player; sleep 0.5
-    echo "VM: send log: $(grep -o 'input: .*' /tmp/send.log | head -1)"
-    echo "VM: send overruns $(grep -c 'capture overrun' /tmp/send.log)"
-    echo "VM: frames $(wc -l </tmp/frames.txt)"
-    echo "VM: last $(tail -n 1 /tmp/frames.txt)"
-    echo "VM: frame list $(awk '{ printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' /tmp/frames.txt)"
-    wait $w0 $w1
-    cat /tmp/alsa-cpu0.txt /tmp/alsa-cpu1.txt
-    /bin/arecord -q -D hw:Loopback,1,0 -t raw -f S16_LE -r 48000 -c 2 /dev/null &
-    recorder=$!
-    sleep 0.5
-    /bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --quiet 2>/tmp/busy.log
-    echo "VM: busy status $? $(cat /tmp/busy.log)"
-    kill -TERM $recorder
-fi
+# A watcher on each vCPU notes when the busy host did not run it (see gpio-trace.c): the host judges the
+# frame rate and the lit bands where nothing stalled.
+/bin/gpio-trace watch 0 6 alsa-cpu0 >/tmp/alsa-cpu0.txt &
+w0=$!
+/bin/gpio-trace watch 1 6 alsa-cpu1 >/tmp/alsa-cpu1.txt &
+w1=$!
+/bin/lightorgan receive --bind 127.0.0.1 --port 8181 --output stdout --quiet >/tmp/frames.txt 2>/tmp/receive.log &
+receiver=$!
+sleep 1
+/bin/aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /tmp/tone.raw &
+player=$!
+sleep 0.5
+/bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --port 8181 2>/tmp/send.log &
+sender=$!
+sleep 1
+# The stdout receiver's cost here, to compare with the GPIO receiver's below and with the native figure
+# of scripts/bench-link (under TCG emulation CPU time is inflated; this gives the factor).
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
+sleep 2
+read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
+echo "VM: stdout receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
+kill -TERM $sender; sleep 0.5; kill -TERM $receiver $player; sleep 0.5
+echo "VM: send log: $(grep -o 'input: .*' /tmp/send.log | head -1)"
+echo "VM: send overruns $(grep -c 'capture overrun' /tmp/send.log)"
+echo "VM: frames $(wc -l </tmp/frames.txt)"
+echo "VM: last $(tail -n 1 /tmp/frames.txt)"
+echo "VM: frame list $(awk '{ printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' /tmp/frames.txt)"
+wait $w0 $w1
+cat /tmp/alsa-cpu0.txt /tmp/alsa-cpu1.txt
+/bin/arecord -q -D hw:Loopback,1,0 -t raw -f S16_LE -r 48000 -c 2 /dev/null &
+recorder=$!
+sleep 0.5
+/bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --quiet 2>/tmp/busy.log
+echo "VM: busy status $? $(cat /tmp/busy.log)"
+kill -TERM $recorder
 
 # GPIO through a real kernel chip: gpio-sim
 mount -t configfs none /sys/kernel/config
@@ -64,35 +58,12 @@ echo 1 >$sim/live
 base=/sys/devices/platform/$(cat $sim/dev_name)/$(cat $sim/bank0/chip_name)
 echo "VM: gpio chip $(cat $sim/bank0/chip_name) at $base"
 lines() { read a <$base/sim_gpio5/value; read b <$base/sim_gpio6/value; read c <$base/sim_gpio13/value; echo "$a $b $c"; }
-# The kernel's own record of every line write: the gpio_value trace event (gpiolib, on every value a
-# consumer sets), stamped on CLOCK_MONOTONIC like gpio-trace's lines. It needs no sampler to be
-# scheduled, so the PWM's periods are timed exactly however busy the guest or the host is.
-kt=/sys/kernel/tracing
-mount -t tracefs tracefs $kt
-echo mono >$kt/trace_clock
-echo 4096 >$kt/buffer_size_kb
-echo "get == 0" >$kt/events/gpio/gpio_value/filter
-ktrace_start() {
-    echo 0 >$kt/tracing_on; echo >$kt/trace; echo 1 >$kt/events/gpio/gpio_value/enable; echo 1 >$kt/tracing_on
-}
-ktrace_stop() {  # $1 name: "VM: ktrace $1 LOST T=V ...": the mid line's writes (µs, value), events lost
-    echo 0 >$kt/tracing_on; echo 0 >$kt/events/gpio/gpio_value/enable
-    cat $kt/trace >/tmp/ktrace.txt
-    # Every write sets the three lines; their global numbers, lowest first, are bass (5), mid (6), treble (13).
-    mid=$(awk '{ for (i = 1; i < NF; i++) if ($i == "gpio_value:") print $(i + 1) }' /tmp/ktrace.txt | sort -un | sed -n 2p)
-    lost=$(cat $kt/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
-    echo "VM: ktrace $1 $lost $(awk -v mid="$mid" '{ for (i = 1; i < NF; i++) if ($i == "gpio_value:") {
-        if ($(i + 1) == mid) { t = $(i - 1); sub(":", "", t); split(t, part, "."); printf "%s%s=%s ", part[1], part[2], $(i + 3) }
-        break } }' /tmp/ktrace.txt)"
-}
-trace() {  # $1 seconds, $2 name: "VM: trace $2 ...", "VM: stalls $2-cpuN ..." (see gpio-trace.c), "VM: ktrace $2 ..."
+trace() {  # $1 seconds, $2 name: "VM: trace $2 ..." and "VM: stalls $2-cpuN ..." (see gpio-trace.c)
     /bin/gpio-trace watch 0 $(($1 + 1)) $2-cpu0 >/tmp/$2-cpu0.txt &
     w0=$!
     /bin/gpio-trace watch 1 $(($1 + 1)) $2-cpu1 >/tmp/$2-cpu1.txt &
     w1=$!
-    ktrace_start
     /bin/gpio-trace lines $base $1 $2 >/tmp/$2.txt
-    ktrace_stop $2
     wait $w0 $w1
     cat /tmp/$2.txt /tmp/$2-cpu0.txt /tmp/$2-cpu1.txt
 }
@@ -108,12 +79,6 @@ sleep 1.5
 # host (TCG) stalls, and the host judges the PWM only over periods where nothing stalled.
 trace 6 duty
 echo "VM: gpio receiver log: $(grep -v '^$' /tmp/gpio.log | tail -3 | tr '\n' '|')"
-if [ "$part" = pwm ]; then
-    kill -TERM $sender $receiver; sleep 0.7
-    echo "VM: done"
-    sync
-    poweroff -f
-fi
 # Receiver cost while driving 3 lines at 100 frames/s (under emulation: CPU time is inflated): the demo
 # groove lights all three bands at changing levels, the PWM's worst case (up to 4 writes a period).
 kill -TERM $sender; sleep 0.3

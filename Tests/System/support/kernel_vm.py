@@ -21,14 +21,9 @@ Facts measured with the old scripts/test-vm, kept here:
   behind skips audio (FrameProducer.maximumCatchUp): the tone's phase jumps, a click lights bass and
   treble for a moment and the level dips. gpio-trace therefore stamps every line change and every
   stall with the guest's clock (which follows the host's under TCG), and a watcher pinned to each vCPU
-  notes when that vCPU did not run: the dark lines and onoff's full-on line are judged only outside a
-  settling time after a long stall.
-- The PWM is timed by the kernel itself: the gpio_value trace event stamps every write to a line inside
-  the write (tracefs, trace_clock mono), exact however late the sampler runs. Beside two CPU hogs on the
-  host the old PWM loop, which wrote every passed edge at once after a late wake-up, showed periods
-  squeezed to about 1 ms there; `PWMFigures` counts them.
+  notes when that vCPU did not run: the PWM is judged only over periods where nothing stalled, the dark
+  lines and onoff's full-on line only outside a settling time after a long stall.
 """
-import bisect
 import glob
 import os
 import re
@@ -41,7 +36,7 @@ from support import caches
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUESTS = os.path.join(os.path.dirname(HERE), "guests")
 TOOLS = ["sh", "mount", "insmod", "sleep", "cat", "kill", "ip", "awk", "wc", "head", "tail", "grep", "sed", "echo",
-         "poweroff", "ls", "mkdir", "sync", "seq", "nc", "printf", "renice", "mkfifo", "cut", "tr", "sort"]
+         "poweroff", "ls", "mkdir", "sync", "seq", "nc", "printf", "renice", "mkfifo", "cut", "tr"]
 LINES = {"bass": 5, "mid": 6, "treble": 13}
 
 
@@ -167,17 +162,11 @@ def initramfs(folder, lightorgan, version, library_path=None):
     return initrd
 
 
-def boot(image, initrd, console, time_limit=300, part="all"):
+def boot(image, initrd, console, time_limit=300):
     """Boots the guest (TCG, 2 vCPUs, 1 GiB) until it powers off, its serial console into the file
-    `console`; killed after `time_limit` s. `part`: what /init runs (`all`, or `pwm`: only the GPIO PWM
-    trace). The console's text (carriage returns removed).
-
-    QEMU gets no default devices, no display and no audio backend (`-nodefaults -display none`, the
-    serial port on stdio): the guest needs none, and so no module of another QEMU's build (a desktop's
-    qemu-system-gui: ui-gtk, audio-pa) is ever loaded."""
-    command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nodefaults",
-               "-display", "none", "-serial", "stdio", "-no-reboot", "-kernel", image, "-initrd", initrd,
-               "-append", f"console=ttyS0 quiet panic=-1 lightorgan.part={part}"]
+    `console`; killed after `time_limit` s. The console's text (carriage returns removed)."""
+    command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
+               "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1"]
     with open(console, "wb") as out:
         qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         try:
@@ -202,15 +191,14 @@ KEYS = ["cards:", "send log:", "send overruns", "frames", "frame list", "last", 
 
 def vm_lines(console):
     """{key: rest of the line} of the console's "VM: ..." lines: key one of KEYS, or "trace NAME" /
-    "stalls NAME" for gpio-trace's lines and "ktrace NAME" for the kernel's; any other line (an insmod
-    failure) under its whole text."""
+    "stalls NAME" for gpio-trace's lines; any other line (an insmod failure) under its whole text."""
     found = {}
     for line in console.splitlines():
         if "VM: " not in line:
             continue
         text = line[line.index("VM: ") + 4:]  # the first line follows the console's reset sequences
         words = text.split(" ", 2)
-        if words[0] in ("trace", "stalls", "ktrace") and len(words) > 1:
+        if words[0] in ("trace", "stalls") and len(words) > 1:
             found[f"{words[0]} {words[1]}"] = words[2] if len(words) > 2 else ""
             continue
         key = max((key for key in KEYS if text == key or text.startswith(key + " ")), key=len, default=None)
@@ -292,6 +280,22 @@ def disturbed(trace, watchers, longer_than=0, settle=0):
     return sorted((a, b + settle) for a, b in intervals if b - a > longer_than)
 
 
+def pwm_periods(trace, line, excluded):
+    """[(from, to, on µs)]: the PWM periods of `line` (rising edge to rising edge) that overlap none of
+    `excluded`."""
+    index = list(LINES).index(line)
+    rises = [at for i, (at, bits) in enumerate(trace.changes)
+             if i > 0 and bits[index] == 1 and trace.changes[i - 1][1][index] == 0]
+    periods = []
+    for low, high in zip(rises, rises[1:]):
+        if overlaps(low, high, excluded):
+            continue
+        on = sum(min(b, high) - max(a, low) for a, b, bits in trace.stretches()
+                 if bits[index] == 1 and a < high and b > low)
+        periods.append((low, high, on))
+    return periods
+
+
 def on_time(trace, excluded):
     """({line: µs on}, µs judged) over the trace outside `excluded`."""
     on = dict.fromkeys(LINES, 0)
@@ -303,53 +307,3 @@ def on_time(trace, excluded):
             if bits[index]:
                 on[line] += length
     return on, judged
-
-
-# -- the kernel's trace of the line writes -------------------------------------------------------
-
-class KernelTrace:
-    """The mid line's writes as the kernel traced them (vm-init.sh's "VM: ktrace NAME ..."): `writes`
-    [(µs, value)] on CLOCK_MONOTONIC, stamped by the gpio_value trace event in the write itself (no
-    sampler that must be scheduled), and `lost`, the events the trace buffer dropped."""
-
-    def __init__(self, text):
-        fields = text.split()
-        self.lost = int(fields[0]) if fields else 0
-        self.writes = [(int(at), int(value)) for at, value in (field.split("=") for field in fields[1:])]
-
-
-class PWMFigures:
-    """A line's PWM from its writes [(µs, value)]: each period from a rising edge to the next, its
-    length and on time. `squeezed`: periods shorter than half of `period_us` (edges written in a burst
-    when the writer woke late)."""
-
-    def __init__(self, writes, period_us):
-        self.period_us = period_us
-        changes, value = [], None
-        for at, new in writes:
-            if new != value:  # a write of the same value changes nothing on the line
-                changes.append((at, new))
-                value = new
-        rises = [at for at, new in changes if new == 1]
-        falls = [at for at, new in changes if new == 0]
-        self.periods = []  # [(from µs, length µs, on µs)]
-        for low, high in zip(rises, rises[1:]):
-            after = bisect.bisect_right(falls, low)
-            fall = falls[after] if after < len(falls) and falls[after] < high else high
-            self.periods.append((low, high - low, fall - low))
-        lengths = sorted(length for _, length, _ in self.periods)
-        duties = sorted(on / length for _, length, on in self.periods)
-        self.count = len(self.periods)
-        self.median_hz = 1e6 / lengths[len(lengths) // 2] if lengths else 0
-        self.mean_hz = 1e6 * len(lengths) / sum(lengths) if lengths else 0
-        self.median_duty = duties[len(duties) // 2] if duties else 0
-        self.mean_duty = sum(on for _, _, on in self.periods) / sum(lengths) if lengths else 0
-        self.squeezed = sum(1 for length in lengths if length < period_us / 2)
-        self.shortest_us = lengths[0] if lengths else 0
-        self.longest_us = lengths[-1] if lengths else 0
-
-    def __str__(self):
-        return (f"{self.count} periods: median {self.median_hz:.1f} Hz (mean {self.mean_hz:.1f}), "
-                f"{self.squeezed} squeezed below half the period, shortest {self.shortest_us / 1000:.2f} ms, "
-                f"longest {self.longest_us / 1000:.1f} ms; duty median {self.median_duty:.3f} "
-                f"(mean {self.mean_duty:.3f})")
