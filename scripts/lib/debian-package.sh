@@ -22,6 +22,9 @@ build_release() {
         amd64) triplet=x86_64-linux-gnu root= ;;
         *) say "unknown architecture $arch (arm64 or amd64)"; return 1 ;;
     esac
+    # Read-only relocations after start-up on both architectures (lintian: hardening-no-relro; the amd64
+    # linker does not add it by itself).
+    link_flags+=(-Xlinker -z -Xlinker relro)
     pkgconfig=$root/usr/lib/lightorgan-pkgconfig:$root/usr/lib/$triplet/pkgconfig:$root/usr/share/pkgconfig
     mkdir -p "$cache_root/build/$arch"
     # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static
