@@ -160,7 +160,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The analysis CPU benchmark (scripts/bench-analysis runs it in a release build).
+        // The CPU benchmarks of the analysis (scripts/bench-analysis runs it in a release build) and a strip's frame.
         .executableTarget(
             name: "LightOrganBench",
             dependencies: ["LightOrganCore"],

@@ -1,16 +1,15 @@
 import Foundation
 import LightOrganCore
 
-/// `lightorgan-bench`: CPU cost of the analysis loop, in CPU seconds per second of audio.
+/// `lightorgan-bench` (or `lightorgan-bench analysis`): CPU cost of the analysis loop, in CPU
+/// seconds per second of audio.
 ///
 /// Input as the issue states it: 44.1 kHz stereo 16-bit, 100 frames per second, in memory (the
 /// loop only: no file or device I/O). The signal is the demo groove, 60 s long. Time is the
 /// thread's CPU time (CLOCK_THREAD_CPUTIME_ID); the best of `--runs` runs (default 7) is reported,
 /// with the median, so that a busy neighbour does not count against the code.
-@main
 enum AnalysisBenchmark {
-    static func main() {
-        let arguments = CommandLine.arguments
+    static func run(_ arguments: [String]) {
         let runs = arguments.firstIndex(of: "--runs").flatMap { Int(arguments[$0 + 1]) } ?? 7
         let seconds = 60
         let framesPerSecond = 100
@@ -26,26 +25,25 @@ enum AnalysisBenchmark {
         var checksum = 0
         for _ in 0..<runs {
             var analyzer = BandAnalyzer(sampleRate: 44_100)
-            let start = threadCPUSeconds()
+            let start = ThreadCPUClock.seconds()
             stereo.withUnsafeBufferPointer { samples in
                 for frame in 0..<(seconds * framesPerSecond) {
                     analyzer.process(
-                        int16Interleaved: UnsafeBufferPointer(rebasing: samples[(frame * block)..<((frame + 1) * block)]),
+                        int16Interleaved: UnsafeBufferPointer(
+                            rebasing: samples[(frame * block)..<((frame + 1) * block)]),
                         channels: 2)
                     checksum &+= Int(analyzer.nextFrame().mid)
                 }
             }
-            costs.append((threadCPUSeconds() - start) / Double(seconds))
+            costs.append((ThreadCPUClock.seconds() - start) / Double(seconds))
         }
         costs.sort()
         let best = costs[0], median = costs[costs.count / 2]
-        print(String(format: "analysis CPU per second of audio (44.1 kHz stereo s16, %d fps): best %.6f s, median %.6f s (%.0fx real time); checksum %d",
-                     framesPerSecond, best, median, 1 / best, checksum))
+        print(
+            String(
+                format:
+                    "analysis CPU per second of audio (44.1 kHz stereo s16, %d fps): best %.6f s, median %.6f s (%.0fx real time); checksum %d",
+                framesPerSecond, best, median, 1 / best, checksum))
     }
 
-    static func threadCPUSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 }

@@ -73,16 +73,26 @@ class StripPi:
         return ws2812_spi.spi_clock(self.core_hz, transfer.divider) if self.core_hz else 0.0
 
 
-def _boot(request, tmp_path_factory, boot_files, parameters=""):
+def _boot(request, tmp_path_factory, boot_files, parameters="", icount=None):
     model = MODELS[request.param]
     folder = str(tmp_path_factory.mktemp(f"{model.machine}-strip"))
-    return StripPi(boot_files.boot(model, folder, init="/strip-init", spi=True, parameters=parameters))
+    return StripPi(boot_files.boot(model, folder, init="/strip-init", spi=True, parameters=parameters, icount=icount))
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
 def strip_pi(request, tmp_path_factory, boot_files):
     """The Pi booted with spidev's default transfer limit, guests/raspi-strip.sh's whole run traced."""
     return _boot(request, tmp_path_factory, boot_files)
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def counted_strip_pi(request, tmp_path_factory, boot_files):
+    """The Pi booted for the cost benchmark alone, QEMU counting instructions (-icount shift=1: 2 ns each): the
+    guest's clock, and so its CPU times, follow the instructions it runs, not the host's time. Without it, QEMU's
+    slow SPI model (every FIFO byte a traced register write, on a 2-core host) stretches the guest's user time
+    of whatever its driver interrupts: the same receiver measured 2.5-3.3 times its lamps' user time where its
+    strip code takes about 40 µs a frame."""
+    return _boot(request, tmp_path_factory, boot_files, "lightorgan.cost", icount=1)
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
@@ -310,13 +320,14 @@ def _cost(strip, run):
 
 
 @pytest.mark.timing
-def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(strip_pi, check, figure):
-    """The benchmark of the strip's cost, both runs in the same boot: the packaged receiver driving its three GPIO
-    lamps from the packaged sender's demo at 100 frames/s, then the same with 300 pixels (scroll) on SPI beside
-    them. lightorgan's own work is its user time (rendering, encoding, the frames); its system time also holds the
-    kernel feeding the SPI FIFO byte by byte, which QEMU's model makes the CPU do (it has no DMA; a Pi sends frames
-    of 96 bytes and more by DMA), so that share is shown, and judged only as the user time is not."""
-    strip, short = strip_pi, strip_pi.model.short
+def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_strip_pi, check, figure):
+    """The benchmark of the strip's cost, both runs in the same boot (counted in instructions: -icount): the packaged
+    receiver driving its three GPIO lamps from the packaged sender's demo at 100 frames/s, then the same with 300
+    pixels (scroll) on SPI beside them. lightorgan's own work is its user time (rendering, encoding, the frames),
+    judged against the goal: at most 1.3 times the lamps alone. Its system time also holds the kernel feeding the
+    SPI FIFO byte by byte from interrupts, which QEMU's model makes the CPU do (it has no DMA; a Pi sends frames of
+    96 bytes and more by DMA), so that share, and the total, are figures."""
+    strip, short = counted_strip_pi, counted_strip_pi.model.short
     lamps, with_strip = _cost(strip, "lamps"), _cost(strip, "strip")
     check(f"{short}: both cost runs measured", lamps and with_strip,
           f"lamps {lamps}, strip {with_strip}; {(strip.pi.said(r'cost-strip .*') or [''])[0]}")
@@ -326,15 +337,18 @@ def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(strip_pi, ch
     rate = len(frames) / with_strip[2]
     size = 300 * 9 + RESET_BYTES
     user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
-    figure(f"{short}: receiver CPU (TCG, % of a core): lamps alone user {lamps[0] / lamps[2]:.1f} system "
-           f"{lamps[1] / lamps[2]:.1f}; with 300 pixels user {with_strip[0] / with_strip[2]:.1f} system "
-           f"{with_strip[1] / with_strip[2]:.1f}; user ratio {user_ratio:.2f} (goal ≤ 1.3); the strip's frames on "
-           f"SPI {rate:.0f}/s")
+    total_ratio = ((with_strip[0] + with_strip[1]) / with_strip[2]) / max((lamps[0] + lamps[1]) / lamps[2], 0.1)
+    figure(f"{short}: receiver CPU (% of an emulated core, instructions counted): lamps alone user "
+           f"{lamps[0] / lamps[2]:.1f} system {lamps[1] / lamps[2]:.1f}; with 300 pixels user "
+           f"{with_strip[0] / with_strip[2]:.1f} system {with_strip[1] / with_strip[2]:.1f}; user ratio "
+           f"{user_ratio:.2f} (goal ≤ 1.3), user and system {total_ratio:.2f} (the kernel's FIFO feeding, DMA on a "
+           f"Pi, included); the strip's frames on SPI {rate:.0f}/s")
     # The guest's frames come from the sender's demo under TCG: the rate is a figure; whole frames are checked.
     check(f"{short}: the 300-pixel frames reach SPI whole ({size} bytes each) while the demo plays",
           frames and {len(transfer.data) for transfer in frames} == {size},
           f"{len(frames)} transfers in {with_strip[2]:.1f} s, sizes {sorted({len(t.data) for t in frames})[:4]}")
-    # The goal (≤ 1.3) is reported by scripts/bench-strip, not judged here: tick counts of 1/100 s under TCG beside
-    # the rest of the suite are not yet known to hold it steadily (first measured in this module's figures).
-    figure(f"{short}: strip/lamps user-time ratio {user_ratio:.2f} ({with_strip[0]} / {lamps[0]} ticks over "
-           f"{with_strip[2]:.1f} / {lamps[2]:.1f} s); goal ≤ 1.3")
+    # Clock ticks of 1/100 s over 30 s: about 40 each; the strip's own code is a few µs a frame (lightorgan-bench
+    # strip), so its share is within a few ticks, well inside the goal.
+    check(f"{short}: with 300 pixels the receiver's user time is at most 1.3 × its lamps' alone",
+          user_ratio <= 1.3, f"ratio {user_ratio:.2f}: {with_strip[0]} / {lamps[0]} ticks over {with_strip[2]:.1f} / "
+          f"{lamps[2]:.1f} s")

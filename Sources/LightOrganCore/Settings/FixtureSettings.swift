@@ -13,15 +13,31 @@ public enum FixtureSettings {
 
     /// The fields, in the order the example file lists them.
     public static let fields: [Field] = [
-        Field(name: "target", allowed: LightingTarget.allowedForm, summary: "The device, as written in sender.hosts or receiver.forward."),
-        Field(name: "universe", allowed: "sACN 1…63999, Art-Net 0…32767", summary: "Universe of the first channel (not used by DDP)."),
-        Field(name: "address", allowed: "1…512 (DDP: the first byte, 1…\(LightingProtocol.ddpChannels))", summary: "First channel (start address)."),
-        Field(name: "layout", allowed: FixtureLayout.allCases.map(\.rawValue).joined(separator: ", "),
-              summary: "dimmers: bass, mid, treble on three channels; rgb/rgbw: one colour fixture; segments: a strip in three parts; blend: a strip in one mixed colour."),
-        Field(name: "pixels", allowed: "1…10000", summary: "segments and blend: pixels of the strip (170 RGB pixels fill a universe)."),
-        Field(name: "gamma", allowed: "1…4", summary: "Level to light: 2.2 for linear LEDs and DMX dimmers, 1 where the device applies its own curve."),
-        Field(name: "palette", allowed: "three colours for bass, mid, treble: #rrggbb or red, green, blue, white, amber, orange, yellow, cyan, magenta, purple",
-              summary: "Colours of the bands on rgb, rgbw, segments and blend."),
+        Field(
+            name: "target", allowed: LightingTarget.allowedForm,
+            summary: "The device, as written in sender.hosts or receiver.forward."),
+        Field(
+            name: "universe", allowed: "sACN 1…63999, Art-Net 0…32767",
+            summary: "Universe of the first channel (not used by DDP)."),
+        Field(
+            name: "address", allowed: "1…512 (DDP: the first byte, 1…\(LightingProtocol.ddpChannels))",
+            summary: "First channel (start address)."),
+        Field(
+            name: "layout", allowed: FixtureLayout.allCases.map(\.rawValue).joined(separator: ", "),
+            summary:
+                "dimmers: bass, mid, treble on three channels; rgb/rgbw: one colour fixture; segments: a strip in three parts; blend: a strip in one mixed colour; scroll, energy, flash: a strip with that effect (as receiver.strip.effect)."
+        ),
+        Field(
+            name: "pixels", allowed: "1…10000",
+            summary: "segments and blend: pixels of the strip (170 RGB pixels fill a universe)."),
+        Field(
+            name: "gamma", allowed: "1…4",
+            summary: "Level to light: 2.2 for linear LEDs and DMX dimmers, 1 where the device applies its own curve."),
+        Field(
+            name: "palette",
+            allowed:
+                "three colours for bass, mid, treble: #rrggbb or red, green, blue, white, amber, orange, yellow, cyan, magenta, purple",
+            summary: "Colours of the bands on rgb, rgbw, segments and blend."),
     ]
 
     /// Whether `key` (`fixtures.wash.universe`) is a fixture setting; nil when it is not under
@@ -35,7 +51,9 @@ public enum FixtureSettings {
 
     /// The known field closest to `field` (a likely typo).
     public static func closestField(to field: String) -> String {
-        fields.map(\.name).min { EditDistance.between($0, field.lowercased()) < EditDistance.between($1, field.lowercased()) }!
+        fields.map(\.name).min {
+            EditDistance.between($0, field.lowercased()) < EditDistance.between($1, field.lowercased())
+        }!
     }
 
     /// Whether `field` is a known field name.
@@ -53,11 +71,15 @@ public enum FixtureSettings {
     static func inapplicable(_ field: String, to fixture: Fixture, on kind: LightingProtocol) -> SettingProblemText? {
         switch field {
         case "universe" where kind == .ddp:
-            SettingProblemText("does not apply to DDP, which has one byte space per device; address says where the fixture starts")
+            SettingProblemText(
+                "does not apply to DDP, which has one byte space per device; address says where the fixture starts")
         case "pixels" where !fixture.layout.isStrip:
-            SettingProblemText("applies to the strip layouts (segments, blend) only; the \(fixture.layout) layout has \(fixture.channelCount) channels")
+            SettingProblemText(
+                "applies to the strip layouts (segments, blend) only; the \(fixture.layout) layout has \(fixture.channelCount) channels"
+            )
         case "palette" where fixture.layout == .dimmers:
-            SettingProblemText("applies to the colour layouts (rgb, rgbw, segments, blend) only; dimmers are three plain channels")
+            SettingProblemText(
+                "applies to the colour layouts (rgb, rgbw, segments, blend) only; dimmers are three plain channels")
         default:
             nil
         }
@@ -69,10 +91,14 @@ public enum FixtureSettings {
         let allowed = fields.first { $0.name == field }?.allowed ?? ""
         switch field {
         case "universe":
-            guard let number = Int(value) else { return SettingProblemText("is not a whole number; allowed: \(allowed)") }
+            guard let number = Int(value) else {
+                return SettingProblemText("is not a whole number; allowed: \(allowed)")
+            }
             fixture.universe = number  // its range depends on the protocol: checked by LightingPatch
         case "address":
-            guard let number = Int(value) else { return SettingProblemText("is not a whole number; allowed: \(allowed)") }
+            guard let number = Int(value) else {
+                return SettingProblemText("is not a whole number; allowed: \(allowed)")
+            }
             fixture.address = number
         case "layout":
             guard let layout = FixtureLayout(rawValue: value.lowercased()) else {
@@ -90,7 +116,9 @@ public enum FixtureSettings {
             }
             fixture.gamma = number
         case "palette":
-            guard let palette = Palette(parsing: value) else { return SettingProblemText("is not allowed; allowed: \(allowed)") }
+            guard let palette = Palette(parsing: value) else {
+                return SettingProblemText("is not allowed; allowed: \(allowed)")
+            }
             fixture.palette = palette
         default:
             let known = fields.map(\.name).joined(separator: ", ")

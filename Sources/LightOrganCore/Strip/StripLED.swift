@@ -17,7 +17,9 @@ public enum StripLED: String, Sendable, CaseIterable, CustomStringConvertible {
     public var channels: Int { self == .sk6812Rgbw ? 4 : 3 }
 
     /// The order its datasheet gives.
-    public var defaultOrder: ColorOrder { self == .sk6812Rgbw ? ColorOrder(parsing: "grbw")! : ColorOrder(parsing: "grb")! }
+    public var defaultOrder: ColorOrder {
+        self == .sk6812Rgbw ? ColorOrder(parsing: "grbw")! : ColorOrder(parsing: "grb")!
+    }
 }
 
 /// The order of a pixel's colours on the wire (`receiver.strip.order`): `grb`, `rgb`, `grbw`, …
@@ -39,5 +41,6 @@ public struct ColorOrder: Sendable, Equatable, CustomStringConvertible {
     public var description: String { String(channels.map { Array("rgbw")[$0] }) }
 
     /// What `receiver.strip.order` allows, for messages.
-    public static let allowed = "auto (the type's own: grb, or grbw for sk6812-rgbw), or r, g, b (and w) once each in wire order: rgb, grb, brg, grbw, …"
+    public static let allowed =
+        "auto (the type's own: grb, or grbw for sk6812-rgbw), or r, g, b (and w) once each in wire order: rgb, grb, brg, grbw, …"
 }

@@ -13,6 +13,11 @@ import Foundation
 /// written as 8-bit red, green, blue per pixel in ``pixels``. Time is passed in (seconds of any
 /// monotonic clock), so every effect is a pure function of the frames and their times; rendering
 /// allocates nothing.
+///
+/// Cost: a frame's colours are mixed once in floating point; the per-pixel work (scroll's history
+/// and fade, energy's bars, the brightness limit, the bytes) is integer arithmetic on light in
+/// 1/65535 steps, so a 300-pixel strip costs no more than a few thousand integer operations a frame
+/// (floating point is what a CPU without an FPU, or an emulator, pays most for).
 public struct StripRenderer: Sendable {
     /// Seconds a colour of `scroll` takes from the centre to the ends.
     public static let scrollTravel = 1.0
@@ -38,20 +43,33 @@ public struct StripRenderer: Sendable {
     /// Exponent from level to light.
     public let gamma: Double
     /// Light at full level, 0…1 (the strip's brightness limit: power and glare).
-    public var brightness: Float
+    public var brightness: Float {
+        didSet { scaleTables() }
+    }
 
     /// Red, green, blue of each pixel after the last render: `3 × count` bytes.
     public private(set) var pixels: [UInt8]
 
     private let lightTable: [Float]
     private let colors: [SIMD3<Float>]
+    /// The palette's colours as linear light, 0…65535 a channel.
+    private let fixedColors: [FixedLight]
     /// Each pixel's distance from the centre in steps (0 at the centre), and the steps there are.
     private let steps: [Int]
     private let stepCount: Int
-    /// Linear light of each distance step, reused by scroll and energy.
-    private var stepLight: [SIMD3<Float>]
-    /// scroll: the mixed colours of past frames and their times, a ring.
-    private var history: [(time: Double, color: SIMD3<Float>)]
+    /// Bytes (red, green, blue) of each distance step, drawn by scroll and energy and copied to
+    /// the step's pixels.
+    private var stepBytes: [UInt8]
+    /// The brightness limit as a factor from light to bytes (``byteFactor(_:)``).
+    private var brightnessFactor: UInt64 = 0
+    /// scroll: each step's fade toward the ends times the brightness limit, factors from light to
+    /// bytes.
+    private var scrollFactors: [UInt64] = []
+    /// scroll: how far back in time each step shows, microseconds.
+    private let scrollDelays: [Int64]
+    /// scroll: the mixed colours of past frames (unscaled by the brightness limit) and their
+    /// times in microseconds, a ring.
+    private var history: [(time: Int64, color: FixedLight)]
     private var historyEnd = 0
     private var historyCount = 0
     /// flash: the envelope's peak time and the bass levels of the onset window, a ring.
@@ -60,7 +78,9 @@ public struct StripRenderer: Sendable {
     private var recentEnd = 0
     private var recentCount = 0
 
-    public init(pixels count: Int, effect: StripEffect, palette: Palette = .standard, gamma: Double = 2.2, brightness: Float = 1) {
+    public init(
+        pixels count: Int, effect: StripEffect, palette: Palette = .standard, gamma: Double = 2.2, brightness: Float = 1
+    ) {
         precondition(count >= 1, "a strip has at least one pixel")
         self.count = count
         self.effect = effect
@@ -70,11 +90,18 @@ public struct StripRenderer: Sendable {
         pixels = [UInt8](repeating: 0, count: 3 * count)
         lightTable = (0...255).map { Float(pow(Double($0) / 255, gamma)) }
         colors = palette.colors.map { SIMD3(Float($0.red), Float($0.green), Float($0.blue)) / 255 }
+        fixedColors = palette.colors.map {
+            FixedLight(UInt32($0.red) * 257, UInt32($0.green) * 257, UInt32($0.blue) * 257)
+        }
         steps = (0..<count).map { abs(2 * $0 - (count - 1)) / 2 }
-        stepCount = (count + 1) / 2
-        stepLight = Array(repeating: .zero, count: (count + 1) / 2)
-        history = Array(repeating: (0, .zero), count: 1024)
+        let stepCount = (count + 1) / 2
+        self.stepCount = stepCount
+        stepBytes = [UInt8](repeating: 0, count: 3 * stepCount)
+        let travel = Int64((Self.scrollTravel * 1e6).rounded())
+        scrollDelays = (0..<stepCount).map { Int64($0) * travel / Int64(max(1, stepCount - 1)) }
+        history = Array(repeating: (0, FixedLight()), count: 1024)
         recentBass = Array(repeating: (0, 0), count: 64)
+        scaleTables()
     }
 
     /// Draws `frame`, shown at `time` seconds, into ``pixels``.
@@ -82,22 +109,21 @@ public struct StripRenderer: Sendable {
         let light = SIMD3(lightTable[Int(frame.bass)], lightTable[Int(frame.mid)], lightTable[Int(frame.treble)])
         switch effect {
         case .segments:
-            for pixel in 0..<count {
-                let band = min(2, pixel * 3 / count)
-                write(pixel, colors[band] * light[band])
+            for band in 0..<3 {
+                let color = Self.bytes(FixedLight(colors[band] * light[band]), times: brightnessFactor)
+                // Pixels whose band (pixel × 3 / count) is this one.
+                fill(from: (band * count + 2) / 3, to: band == 2 ? count : ((band + 1) * count + 2) / 3, with: color)
             }
         case .blend:
-            let mixed = mix(light)
-            for pixel in 0..<count { write(pixel, mixed) }
+            fill(from: 0, to: count, with: Self.bytes(FixedLight(mix(light)), times: brightnessFactor))
         case .scroll:
-            remember(mix(light), at: time)
-            drawScroll(at: time)
+            remember(FixedLight(mix(light)), at: Int64((time * 1e6).rounded()))
+            drawScroll()
         case .energy:
             drawEnergy(frame)
         case .flash:
             let envelope = flashEnvelope(bass: Int(frame.bass), at: time)
-            let color = colors[0] * envelope
-            for pixel in 0..<count { write(pixel, color) }
+            fill(from: 0, to: count, with: Self.bytes(FixedLight(colors[0] * envelope), times: brightnessFactor))
         }
     }
 
@@ -112,7 +138,11 @@ public struct StripRenderer: Sendable {
     /// Sets ``pixels`` to one step of the strip's wiring check (``StripCheck``).
     public mutating func render(_ step: StripCheck.Step) {
         for index in pixels.indices { pixels[index] = 0 }
-        func lit(_ pixel: Int, _ color: SIMD3<Float>) { if pixel >= 0, pixel < count { write(pixel, color) } }
+        func lit(_ pixel: Int, _ color: SIMD3<Float>) {
+            if pixel >= 0, pixel < count {
+                fill(from: pixel, to: pixel + 1, with: Self.bytes(FixedLight(color), times: brightnessFactor))
+            }
+        }
         switch step {
         case .ends:
             lit(count - 1, SIMD3(0, 0, 1))
@@ -129,17 +159,43 @@ public struct StripRenderer: Sendable {
         colors[0] * light[0] + colors[1] * light[1] + colors[2] * light[2]
     }
 
-    /// Writes `color` (linear light, each channel clipped to 0…1) times the brightness to `pixel`.
-    private mutating func write(_ pixel: Int, _ color: SIMD3<Float>) {
-        let scaled = color * brightness
-        pixels[3 * pixel] = Self.byte(scaled.x)
-        pixels[3 * pixel + 1] = Self.byte(scaled.y)
-        pixels[3 * pixel + 2] = Self.byte(scaled.z)
+    /// Sets the pixels `first..<end` to `color`'s bytes.
+    private mutating func fill(from first: Int, to end: Int, with color: (UInt8, UInt8, UInt8)) {
+        pixels.withUnsafeMutableBufferPointer { pixels in
+            for pixel in first..<end {
+                pixels[3 * pixel] = color.0
+                pixels[3 * pixel + 1] = color.1
+                pixels[3 * pixel + 2] = color.2
+            }
+        }
+    }
+
+    /// Copies each distance step's bytes to the pixels at that distance from the centre.
+    private mutating func drawSteps() {
+        let steps = self.steps
+        stepBytes.withUnsafeBufferPointer { stepBytes in
+            pixels.withUnsafeMutableBufferPointer { pixels in
+                for pixel in 0..<count {
+                    let step = 3 * steps[pixel]
+                    pixels[3 * pixel] = stepBytes[step]
+                    pixels[3 * pixel + 1] = stepBytes[step + 1]
+                    pixels[3 * pixel + 2] = stepBytes[step + 2]
+                }
+            }
+        }
+    }
+
+    /// The factors that depend on the brightness limit, again.
+    private mutating func scaleTables() {
+        let limit = min(max(brightness, 0), 1)
+        brightnessFactor = Self.byteFactor(Double(limit))
+        let fadePerStep = log(Double(Self.scrollEndLight)) / Double(max(1, stepCount - 1))
+        scrollFactors = (0..<stepCount).map { Self.byteFactor(exp(fadePerStep * Double($0)) * Double(limit)) }
     }
 
     // MARK: scroll
 
-    private mutating func remember(_ color: SIMD3<Float>, at time: Double) {
+    private mutating func remember(_ color: FixedLight, at time: Int64) {
         history[historyEnd] = (time, color)
         historyEnd = (historyEnd + 1) % history.count
         historyCount = min(historyCount + 1, history.count)
@@ -147,20 +203,39 @@ public struct StripRenderer: Sendable {
 
     /// Each distance step shows the colour of `step / steps × scrollTravel` seconds ago (the newest
     /// frame at least that old), faded exponentially toward ``scrollEndLight`` at the ends.
-    private mutating func drawScroll(at time: Double) {
-        let fadePerStep = log(Self.scrollEndLight) / Float(max(1, stepCount - 1))
-        var back = 0  // frames back from the newest, walked as the steps go further into the past
-        for step in 0..<stepCount {
-            let wanted = time - Double(step) / Double(max(1, stepCount - 1)) * Self.scrollTravel
-            while back < historyCount - 1, entry(back).time > wanted + 1e-9 { back += 1 }
-            let found = entry(back)
-            stepLight[step] = found.time <= wanted + 1e-9 ? found.color * exp(fadePerStep * Float(step)) : .zero
+    ///
+    /// One walk back through the history for all the steps (each step is further in the past than
+    /// the one before), on raw buffers: this runs for every frame on every pixel of the strip.
+    private mutating func drawScroll() {
+        let historyCount = self.historyCount, newestIndex = historyEnd - 1
+        history.withUnsafeBufferPointer { history in
+            scrollDelays.withUnsafeBufferPointer { delays in
+                scrollFactors.withUnsafeBufferPointer { factors in
+                    stepBytes.withUnsafeMutableBufferPointer { bytes in
+                        /// The entry `back` frames before the newest.
+                        func entry(_ back: Int) -> (time: Int64, color: FixedLight) {
+                            let index = newestIndex - back
+                            return history[index < 0 ? index + history.count : index]
+                        }
+                        let newest = entry(0).time
+                        var back = 0
+                        var found = entry(0)
+                        for step in 0..<delays.count {
+                            let wanted = newest - delays[step]
+                            while back < historyCount - 1, found.time > wanted {
+                                back += 1
+                                found = entry(back)
+                            }
+                            let color = found.time <= wanted ? Self.bytes(found.color, times: factors[step]) : (0, 0, 0)
+                            bytes[3 * step] = color.0
+                            bytes[3 * step + 1] = color.1
+                            bytes[3 * step + 2] = color.2
+                        }
+                    }
+                }
+            }
         }
-        for pixel in 0..<count { write(pixel, stepLight[steps[pixel]]) }
-    }
-
-    private func entry(_ back: Int) -> (time: Double, color: SIMD3<Float>) {
-        history[(historyEnd - 1 - back + 2 * history.count) % history.count]
+        drawSteps()
     }
 
     // MARK: energy
@@ -168,16 +243,26 @@ public struct StripRenderer: Sendable {
     /// A step is lit by a band when the band's bar (its level as a fraction of the steps) reaches
     /// it, in proportion at the bar's tip.
     private mutating func drawEnergy(_ frame: LevelFrame) {
-        let reach = SIMD3(Float(frame.bass), Float(frame.mid), Float(frame.treble)) / 255 * Float(stepCount)
-        for step in 0..<stepCount {
-            var color = SIMD3<Float>.zero
-            for band in 0..<3 {
-                let cover = min(max(reach[band] - Float(step), 0), 1)
-                color += colors[band] * cover
+        // Each bar's reach in 1/256 steps.
+        let reach = (
+            Int(frame.bass) * stepCount * 256 / 255, Int(frame.mid) * stepCount * 256 / 255,
+            Int(frame.treble) * stepCount * 256 / 255
+        )
+        func cover(_ reach: Int, _ step: Int) -> UInt32 { UInt32(min(max(reach - step * 256, 0), 256)) }
+        let colors = (fixedColors[0], fixedColors[1], fixedColors[2]), factor = brightnessFactor
+        stepBytes.withUnsafeMutableBufferPointer { bytes in
+            for step in 0..<stepCount {
+                var color = FixedLight()
+                color.add(colors.0, times: cover(reach.0, step))
+                color.add(colors.1, times: cover(reach.1, step))
+                color.add(colors.2, times: cover(reach.2, step))
+                let lit = Self.bytes(color, times: factor)
+                bytes[3 * step] = lit.0
+                bytes[3 * step + 1] = lit.1
+                bytes[3 * step + 2] = lit.2
             }
-            stepLight[step] = color
         }
-        for pixel in 0..<count { write(pixel, stepLight[steps[pixel]]) }
+        drawSteps()
     }
 
     // MARK: flash
@@ -200,10 +285,47 @@ public struct StripRenderer: Sendable {
         return age.isFinite ? Float(exp(-age / Self.flashDecay)) : 0
     }
 
-    /// 0…1 → 0…255, rounded, clipped.
-    static func byte(_ unit: Float) -> UInt8 {
-        guard unit > 0 else { return 0 }
-        guard unit < 1 else { return 255 }
-        return UInt8((unit * 255).rounded())
+    // MARK: bytes
+
+    /// The factor that turns light (0…65535) scaled by `scale` (0…1) into a byte (0…255): a fixed
+    /// point number of 32 fraction bits, so a channel's byte is one multiplication and a shift.
+    static func byteFactor(_ scale: Double) -> UInt64 {
+        UInt64((scale * 255 / 65535 * 4_294_967_296).rounded())
+    }
+
+    /// `color`'s bytes with `factor` (``byteFactor(_:)``), each channel rounded and clipped to 255.
+    static func bytes(_ color: FixedLight, times factor: UInt64) -> (UInt8, UInt8, UInt8) {
+        (byte(color.red, factor), byte(color.green, factor), byte(color.blue, factor))
+    }
+
+    private static func byte(_ light: UInt32, _ factor: UInt64) -> UInt8 {
+        UInt8(min((UInt64(light) &* factor &+ 0x8000_0000) >> 32, 255))
+    }
+}
+
+/// Linear light of a pixel's red, green and blue, each 0…65535 for 0…1; sums may go past 1 and
+/// are clipped when they become bytes.
+struct FixedLight: Sendable {
+    var red: UInt32 = 0, green: UInt32 = 0, blue: UInt32 = 0
+
+    init() {}
+
+    init(_ red: UInt32, _ green: UInt32, _ blue: UInt32) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    /// `light` (0…1 a channel, more clipped to 1, less to 0) in 1/65535 steps.
+    init(_ light: SIMD3<Float>) {
+        let clipped = (light.clamped(lowerBound: .zero, upperBound: .one) * 65535).rounded(.toNearestOrEven)
+        self.init(UInt32(clipped.x), UInt32(clipped.y), UInt32(clipped.z))
+    }
+
+    /// Adds `other` times `cover` / 256.
+    mutating func add(_ other: FixedLight, times cover: UInt32) {
+        red += (other.red * cover) >> 8
+        green += (other.green * cover) >> 8
+        blue += (other.blue * cover) >> 8
     }
 }

@@ -33,37 +33,55 @@ public enum WS2812Encoding {
 
     /// Writes the SPI bytes of `rgb` (3 bytes a pixel, red, green, blue) in `order` into `spi`
     /// (``frameBytes(pixels:channels:)`` long), the reset zeros included. With a white channel in
-    /// `order`, white takes what red, green and blue share.
+    /// `order`, white takes what red, green and blue share. Raw buffers: this runs for every frame
+    /// on every byte of the strip.
     public static func encode(rgb: [UInt8], order: ColorOrder, into spi: inout [UInt8]) {
         let pixels = rgb.count / 3
-        var out = 0
-        var colors: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-        for pixel in 0..<pixels {
-            let red = rgb[3 * pixel], green = rgb[3 * pixel + 1], blue = rgb[3 * pixel + 2]
-            if order.channels.count == 4 {
-                let white = min(red, green, blue)
-                colors = (red - white, green - white, blue - white, white)
-            } else {
-                colors = (red, green, blue, 0)
-            }
-            for channel in order.channels {
-                let value: UInt8
-                switch channel {
-                case 0: value = colors.0
-                case 1: value = colors.1
-                case 2: value = colors.2
-                default: value = colors.3
+        let channels = order.channels.count
+        let wire = (order.channels[0], order.channels[1], order.channels[2], channels == 4 ? order.channels[3] : 0)
+        table.withUnsafeBufferPointer { table in
+            rgb.withUnsafeBufferPointer { rgb in
+                spi.withUnsafeMutableBufferPointer { spi in
+                    var out = 0
+                    /// Puts the 3 SPI bytes of `value` at `out`.
+                    func put(_ value: UInt8) {
+                        let bits = table[Int(value)]
+                        spi[out] = UInt8(truncatingIfNeeded: bits >> 16)
+                        spi[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
+                        spi[out + 2] = UInt8(truncatingIfNeeded: bits)
+                        out += 3
+                    }
+                    if channels == 3 {
+                        // Each pixel's bytes straight from the wire order's offsets.
+                        for pixel in 0..<pixels {
+                            put(rgb[3 * pixel + wire.0])
+                            put(rgb[3 * pixel + wire.1])
+                            put(rgb[3 * pixel + wire.2])
+                        }
+                    }
+                    for pixel in 0..<(channels == 4 ? pixels : 0) {
+                        let red = rgb[3 * pixel], green = rgb[3 * pixel + 1], blue = rgb[3 * pixel + 2]
+                        let white = min(red, green, blue)
+                        let colors = (red - white, green - white, blue - white, white)
+                        func color(_ channel: Int) -> UInt8 {
+                            switch channel {
+                            case 0: colors.0
+                            case 1: colors.1
+                            case 2: colors.2
+                            default: colors.3
+                            }
+                        }
+                        put(color(wire.0))
+                        put(color(wire.1))
+                        put(color(wire.2))
+                        put(color(wire.3))
+                    }
+                    while out < spi.count {
+                        spi[out] = 0
+                        out += 1
+                    }
                 }
-                let bits = table[Int(value)]
-                spi[out] = UInt8(truncatingIfNeeded: bits >> 16)
-                spi[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                spi[out + 2] = UInt8(truncatingIfNeeded: bits)
-                out += 3
             }
-        }
-        while out < spi.count {
-            spi[out] = 0
-            out += 1
         }
     }
 }

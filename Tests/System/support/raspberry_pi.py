@@ -255,16 +255,20 @@ class BootFiles:
             _fdtput(copy, "-t", "u", leds, "spi-max-frequency", str(SPI_DEVICE["spi-max-frequency"]))
         return copy
 
-    def boot(self, model, folder, init="/init", spi=False, parameters=""):
+    def boot(self, model, folder, init="/init", spi=False, parameters="", icount=None):
         """Boots `model` with `init` as the first process (rdinit), run until the guest says "PI: done" or
         panics (or 10 minutes); QEMU is stopped whatever happens. `spi`: on QEMU 10 with SPI0 on, its register
-        writes traced to folder/spi-trace.log. `parameters`: more of the kernel's command line."""
+        writes traced to folder/spi-trace.log. `parameters`: more of the kernel's command line. `icount`: QEMU
+        counts instructions, each 2^icount ns of the guest's time (its vCPUs take turns on one host thread), so
+        the guest's CPU times are its instructions, whatever else the host runs or how slow its devices are."""
         qemu, environment, version = model.qemu(spi)
         trace = os.path.join(folder, "spi-trace.log") if spi else None
         print(f"booting {self.kernel} on an emulated {model.name} (QEMU {version} -M {model.machine}, TCG"
-              f"{', SPI traced' if spi else ''}) {parameters}", flush=True)
+              f"{', SPI traced' if spi else ''}{f', icount shift={icount}' if icount is not None else ''}) {parameters}",
+              flush=True)
         started = time.monotonic()
         command = [*qemu, "-M", model.machine, "-m", model.memory, "-nodefaults", "-display", "none",
+                   *(["-icount", f"shift={icount},sleep=on"] if icount is not None else []),
                    *(["-audio", "none"] if version >= 10 else []), "-serial", "stdio", "-no-reboot",
                    "-kernel", os.path.join(self.kernel_folder, "vmlinuz"), "-dtb", self.dtb(model, folder, spi),
                    "-initrd", self.initrd, "-append",
