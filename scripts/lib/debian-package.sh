@@ -19,11 +19,11 @@ build_release() {
             compiler_flags=(--target=aarch64-linux-gnu --sysroot=/sysroot)
             link_flags=(-Xlinker -z -Xlinker pack-relative-relocs)
             ;;
-        amd64) triplet=x86_64-linux-gnu root= ;;
+        # lld as on arm64: the default gold link gives no RELRO segment, whatever -z relro says.
+        amd64) triplet=x86_64-linux-gnu root= swift_flags=(-Xswiftc -use-ld=lld) ;;
         *) say "unknown architecture $arch (arm64 or amd64)"; return 1 ;;
     esac
-    # Read-only relocations after start-up on both architectures (lintian: hardening-no-relro; the amd64
-    # linker does not add it by itself).
+    # Read-only relocations after start-up on both architectures (lintian: hardening-no-relro).
     link_flags+=(-Xlinker -z -Xlinker relro)
     pkgconfig=$root/usr/lib/lightorgan-pkgconfig:$root/usr/lib/$triplet/pkgconfig:$root/usr/share/pkgconfig
     mkdir -p "$cache_root/build/$arch"
