@@ -256,8 +256,10 @@ def root_folder(tmp_path):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def in_root(root, script, network=True, timeout=900):
-    """`script` (sh) run as root in `root`; its output (stdout and stderr) in .stdout."""
+def sh_in_root(root, script, network=True, timeout=900):
+    """`script` (sh) run as root in `root`, with the network unless `network` is False (apt reaches the
+    repository's server); its output (stdout and stderr) in .stdout. debian_roots.in_root runs a command
+    list, without the network by default."""
     return debian_roots.in_root(root, ["sh", "-c", script], network=network, timeout=timeout)
 
 
@@ -276,7 +278,7 @@ def install_sh(root, log, repo=True):
 
 
 def installed_version(root):
-    result = in_root(root, "dpkg-query -W -f='${Status} ${Version}' lightorgan", network=False)
+    result = sh_in_root(root, "dpkg-query -W -f='${Status} ${Version}' lightorgan", network=False)
     match = re.fullmatch(r"install ok installed (\S+)", result.stdout.strip())
     return match[1] if match else None
 
@@ -396,10 +398,10 @@ def test_install_sh_installs_the_package_and_a_second_run_changes_nothing(suite,
           first.returncode == 0 and installed == version and f"installed lightorgan {version}" in first.stdout,
           f"status {first.returncode}, installed {installed}: {_tail(first.stdout, 6)}")
     figure(f"{name}: install.sh installed the package in {seconds:.1f} s")
-    shown = in_root(root, "lightorgan --version", network=False)
+    shown = sh_in_root(root, "lightorgan --version", network=False)
     check(f"{name}: the installed lightorgan --version prints {release_version()} (LightOrganVersion.swift)",
           shown.returncode == 0 and shown.stdout.strip() == release_version(), shown.stdout.strip()[-200:])
-    helped = in_root(root, "lightorgan --help", network=False)
+    helped = sh_in_root(root, "lightorgan --help", network=False)
     check(f"{name}: the installed lightorgan runs (--help)",
           helped.returncode == 0 and helped.stdout.startswith("OVERVIEW: "), helped.stdout[:200])
     check(f"{name}: the repository's key is in {KEYRING}",
@@ -446,7 +448,7 @@ def test_upgrade_keeps_settings_and_page_state_refuses_another_key_and_purge_cle
     with open(os.path.join(root, CONFFILE.lstrip("/")), "a") as settings:
         settings.write(edit)
     edited = _read(root, CONFFILE)
-    receiver = in_root(root, f"""
+    receiver = sh_in_root(root, f"""
 STATE_DIRECTORY={STATE} timeout 120 lightorgan receive --config {CONFFILE} --output stdout --bind 127.0.0.1 --port 28181 \\
     >/tmp/receive.out 2>/tmp/receive.log &
 pid=$!
@@ -467,7 +469,7 @@ cat /tmp/receive.log""", timeout=300)
 
     server.flip("N+1")
     started = time.monotonic()
-    upgrade = in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get upgrade -y -q")
+    upgrade = sh_in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get update -q && apt-get upgrade -y -q")
     figure(f"bookworm arm64: apt-get update && apt-get upgrade to N+1 in {time.monotonic() - started:.1f} s")
     with open(tmp_path / "upgrade.txt", "w") as log:
         log.write(upgrade.stdout)
@@ -480,7 +482,7 @@ cat /tmp/receive.log""", timeout=300)
           f"before {sorted(state)}, after {sorted(kept)}")
 
     server.flip("other-key")
-    refused = in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get update -q; echo \"update status $?\"; "
+    refused = sh_in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get update -q; echo \"update status $?\"; "
                             "apt-get upgrade -y -q; apt-cache policy lightorgan")
     with open(tmp_path / "other-key.txt", "w") as log:
         log.write(refused.stdout)
@@ -494,7 +496,7 @@ cat /tmp/receive.log""", timeout=300)
     check(f"lightorgan stays at {versions['N+1']}: the other key's {versions['N+2']} is neither installed nor a "
           "candidate", now == versions["N+1"] and versions["N+2"] not in refused.stdout, f"installed {now}")
 
-    purge = in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get purge -y -q lightorgan", network=False)
+    purge = sh_in_root(root, "export DEBIAN_FRONTEND=noninteractive; apt-get purge -y -q lightorgan", network=False)
     with open(tmp_path / "purge.txt", "w") as log:
         log.write(purge.stdout)
     left = [path for path in ("/etc/lightorgan", STATE, "/var/lib/private/lightorgan", "/usr/bin/lightorgan", UNIT,
@@ -503,7 +505,7 @@ cat /tmp/receive.log""", timeout=300)
     check("apt-get purge lightorgan leaves nothing in /etc/lightorgan, /var/lib/lightorgan, /usr/bin/lightorgan, "
           "the unit", purge.returncode == 0 and installed_version(root) is None and not left,
           f"left: {left}; {_tail(purge.stdout, 4)}")
-    user = in_root(root, "id lightorgan", network=False)
+    user = sh_in_root(root, "id lightorgan", network=False)
     check("the system user lightorgan remains after the purge", user.returncode == 0, user.stdout.strip())
 
 
