@@ -1,9 +1,10 @@
 import CALSA
 import CALSAShim
+public import LightOrganCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import LightOrganCore
 
 /// Captures audio from an ALSA PCM through libasound2: `default`, `hw:1,0`, `plughw:…`, `pulse`,
 /// `pipewire`, or any PCM defined in an ALSA configuration.
@@ -49,7 +50,8 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
         defer { snd_pcm_hw_params_free(params) }
         func check(_ code: CInt, _ what: String) throws {
             guard code >= 0 else {
-                throw AudioInputError("ALSA device \(name): cannot set \(what) (\(String(cString: snd_strerror(code))))")
+                throw AudioInputError(
+                    "ALSA device \(name): cannot set \(what) (\(String(cString: snd_strerror(code))))")
             }
         }
         try check(snd_pcm_hw_params_any(pcm, params), "any parameters")
@@ -58,7 +60,8 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
             (SND_PCM_FORMAT_S16_LE, .s16le), (SND_PCM_FORMAT_S32_LE, .s32le), (SND_PCM_FORMAT_FLOAT_LE, .f32le),
         ]
         guard let chosen = candidates.first(where: { snd_pcm_hw_params_test_format(pcm, params, $0.0) == 0 }) else {
-            throw AudioInputError("ALSA device \(name) offers none of S16_LE, S32_LE, FLOAT_LE; try plughw:… or default")
+            throw AudioInputError(
+                "ALSA device \(name) offers none of S16_LE, S32_LE, FLOAT_LE; try plughw:… or default")
         }
         try check(snd_pcm_hw_params_set_format(pcm, params, chosen.0), "sample format \(chosen.1)")
         var channels: UInt32 = 2
@@ -72,7 +75,8 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, params, &bufferSize), "buffer size")
         try check(snd_pcm_hw_params(pcm, params), "hardware parameters")
         guard (8_000...192_000).contains(Int(rate)), (1...8).contains(Int(channels)) else {
-            throw AudioInputError("ALSA device \(name) offers \(rate) Hz, \(channels) channels; try plughw:… or default")
+            throw AudioInputError(
+                "ALSA device \(name) offers \(rate) Hz, \(channels) channels; try plughw:… or default")
         }
         format = AudioFormat(sampleRate: Double(rate), channels: Int(channels))
         sampleFormat = chosen.1
@@ -98,7 +102,8 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
             if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
                 if code == -EPIPE { overruns += 1 }
                 guard snd_pcm_recover(handle, code, 1) >= 0 else {
-                    throw AudioInputError("ALSA device \(name): cannot recover from \(String(cString: snd_strerror(code)))")
+                    throw AudioInputError(
+                        "ALSA device \(name): cannot recover from \(String(cString: snd_strerror(code)))")
                 }
                 continue
             }
@@ -139,7 +144,10 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
         default: reason = "cannot be opened (\(String(cString: snd_strerror(code))))"
         }
         let devices = captureDevices().prefix(12).map { $0.name }.joined(separator: ", ")
-        let hint = devices.isEmpty ? "no capture device exists on this machine (input: monitor, a WAV file or - for stdin work without one)" : "capture devices here: \(devices)"
+        let hint =
+            devices.isEmpty
+            ? "no capture device exists on this machine (input: monitor, a WAV file or - for stdin work without one)"
+            : "capture devices here: \(devices)"
         return AudioInputError("ALSA device \(name) \(reason)\(detail.isEmpty ? "" : " [\(detail)]"); \(hint)")
     }
 }

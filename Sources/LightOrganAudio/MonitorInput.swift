@@ -1,11 +1,12 @@
+public import LightOrganCore
+import Synchronization
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-public import LightOrganCore
-import Synchronization
 
 /// What the laptop itself is playing: the monitor source of the default output (sink) of the
 /// running PipeWire or PulseAudio server (`input: auto` or `monitor`).
@@ -66,7 +67,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         format = AudioFormat(sampleRate: Double(sampleRate), channels: 2)
         let sink = try SoundServer.defaultSink(for: purpose)
         let recording = try Self.record(
-            sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay), sampleRate: sampleRate, purpose: purpose)
+            sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay), sampleRate: sampleRate,
+            purpose: purpose)
         state = Mutex(State(current: recording))
         watch = try? SoundServer.watch { [weak self] in self?.serverChanged() }
         // The first latency reading waits for the recorder: a monitor being recorded with short
@@ -97,7 +99,9 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
 
     /// Reads with `read` from the current recorder, moving to the next one when it ends; nil when
     /// the last one ended.
-    private func fromRecording<Result>(ended: (Result) -> Bool, _ read: (RawPCMInput) throws -> Result) throws -> Result? {
+    private func fromRecording<Result>(ended: (Result) -> Bool, _ read: (RawPCMInput) throws -> Result) throws
+        -> Result?
+    {
         while true {
             let recording = state.withLock { $0.current }
             let result = try read(recording.reader)
@@ -112,7 +116,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             if moved { continue }
             if case .exited(let status) = recording.process.wait(), status != 0 {
                 throw AudioInputError(
-                    "input \(purpose): parec stopped (status \(status)) recording \(recording.sink).monitor; is the sound server still running?")
+                    "input \(purpose): parec stopped (status \(status)) recording \(recording.sink).monitor; is the sound server still running?"
+                )
             }
             return nil
         }
@@ -123,7 +128,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         guard let sink = try? SoundServer.defaultSink(for: purpose) else { return }
         let current = state.withLock { $0.next?.sink ?? $0.current.sink }
         let switched =
-            sink != current && replaceRecording(on: sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay))
+            sink != current
+            && replaceRecording(on: sink, blockMilliseconds: Self.firstBlockMilliseconds(on: sink, delay: delay))
         startMeasuring(sink, after: switched ? 0.2 : 0)
     }
 
@@ -147,7 +153,9 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     /// Starts a recorder on `sink` that `read` moves to once the current one ends, and ends the
     /// current one; false when it could not be started.
     private func replaceRecording(on sink: String, blockMilliseconds: Int) -> Bool {
-        guard let recording = try? Self.record(sink, blockMilliseconds: blockMilliseconds, sampleRate: sampleRate, purpose: purpose)
+        guard
+            let recording = try? Self.record(
+                sink, blockMilliseconds: blockMilliseconds, sampleRate: sampleRate, purpose: purpose)
         else { return false }
         let stale = state.withLock { state -> [Recording] in
             guard !state.isClosed else { return [recording] }
@@ -172,13 +180,16 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     /// with shorter ones. False when the server gave no reading.
     private func measureLatency(of sink: String) -> Bool {
         let recorderBlocks = state.withLock { ($0.next ?? $0.current).blockMilliseconds }
-        guard let latency = SoundServer.latency(ofSink: sink, recorderBlockMilliseconds: recorderBlocks) else { return false }
+        guard let latency = SoundServer.latency(ofSink: sink, recorderBlockMilliseconds: recorderBlocks) else {
+            return false
+        }
         let recording = state.withLock { state in
             state.latency = latency
             return state.next ?? state.current
         }
         let blocks = delay.monitorBlockMilliseconds(latency: latency)
-        if recording.sink == sink, blocks < recording.blockMilliseconds, replaceRecording(on: sink, blockMilliseconds: blocks),
+        if recording.sink == sink, blocks < recording.blockMilliseconds,
+            replaceRecording(on: sink, blockMilliseconds: blocks),
             let shorter = SoundServer.pipeWireLatency(ofSink: sink, recorderBlockMilliseconds: blocks)
         {
             // Under PipeWire shorter blocks make a shorter quantum, and a sound card's latency with it.
@@ -187,7 +198,9 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         return true
     }
 
-    private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws -> Recording {
+    private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws
+        -> Recording
+    {
         let parec = try SoundServer.tool("parec", for: purpose)
         let arguments = [
             "--device=\(sink).monitor", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
@@ -201,7 +214,8 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         } catch {
             throw AudioInputError("input \(purpose): \(error)")
         }
-        let reader = RawPCMInput(descriptor: process.outputDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
+        let reader = RawPCMInput(
+            descriptor: process.outputDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
         return Recording(sink: sink, blockMilliseconds: blockMilliseconds, process: process, reader: reader)
     }
 }

@@ -1,7 +1,8 @@
+public import LightOrganCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import LightOrganCore
 
 /// Raw interleaved PCM read from a file descriptor: standard input (`input: -`) or the pipe of a
 /// capture program (``MonitorInput``). Reads block until the samples are there; end of input ends
@@ -77,7 +78,9 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
             let capacity = max(frames, Int(format.sampleRate * Self.readAheadSeconds)) * frameBytes
             if buffer.count < capacity { buffer = [UInt8](repeating: 0, count: capacity) }
             buffer.withUnsafeMutableBytes { bytes in  // a partial sample frame goes to the front
-                if start > 0, end > start { bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<end])) }
+                if start > 0, end > start {
+                    bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                }
             }
             end -= start
             start = 0
@@ -86,11 +89,15 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
                 // came from a source ahead of its pace (a file piped in) or was read late.
                 var readable = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 let waits = poll(&readable, 1, 0) == 0
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + end, capacity - end) }
+                let count = buffer.withUnsafeMutableBytes {
+                    Glibc.read(descriptor, $0.baseAddress! + end, capacity - end)
+                }
                 if count == 0 { return 0 }
                 if count < 0 {
                     if errno == EINTR { continue }
-                    throw AudioInputError("cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))")
+                    throw AudioInputError(
+                        "cannot read audio from \(descriptor == 0 ? "stdin" : "the capture program"): \(String(cString: strerror(errno)))"
+                    )
                 }
                 end += count
                 receivedAt = waits ? Self.monotonicNanoseconds() : nil

@@ -69,7 +69,8 @@ public enum SoundServer {
         guard let pwDump = try? tool("pw-dump", for: "monitor") else { return nil }
         let (status, text) = run(pwDump, [], keepingErrors: false)
         guard status == 0, let graph = PipeWireGraph(dump: text),
-            let microseconds = graph.playbackLatencyMicroseconds(ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds)
+            let microseconds = graph.playbackLatencyMicroseconds(
+                ofSink: name, recorderBlockMilliseconds: recorderBlockMilliseconds)
         else { return nil }
         return OutputLatency(output: name, microseconds: microseconds)
     }
@@ -128,11 +129,14 @@ public enum SoundServer {
         let answer: (termination: ChildProcess.Termination, output: [UInt8], errors: [UInt8])
         do {
             answer = try ChildProcess.run(
-                path: tool, arguments: arguments, errors: keepingErrors ? .merged : .discarded, timeLimit: answerTimeLimit)
+                path: tool, arguments: arguments, errors: keepingErrors ? .merged : .discarded,
+                timeLimit: answerTimeLimit)
         } catch {
             return (-1, "\(error)")
         }
-        guard case .exited(let status) = answer.termination else { return (-1, "no answer within \(Int(answerTimeLimit)) s") }
+        guard case .exited(let status) = answer.termination else {
+            return (-1, "no answer within \(Int(answerTimeLimit)) s")
+        }
         return (status, String(decoding: answer.output, as: UTF8.self).trimmingWhitespace())
     }
 }
@@ -160,7 +164,9 @@ public final class SoundServerWatch: Sendable {
                 pending += String(decoding: data, as: UTF8.self)
                 let lines = pending.split(separator: "\n", omittingEmptySubsequences: false)
                 pending = String(lines.last ?? "")
-                let relevant = lines.dropLast().contains { $0.hasSuffix(" on server") || $0.contains(" on server #") || $0.contains(" on sink #") }
+                let relevant = lines.dropLast().contains {
+                    $0.hasSuffix(" on server") || $0.contains(" on server #") || $0.contains(" on sink #")
+                }
                 guard relevant else { continue }
                 // A switch comes as a burst of events: let it settle, then look once.
                 DedicatedThread.sleep(seconds: 0.1)

@@ -1,13 +1,14 @@
 import ArgumentParser
+import LightOrganCore
+import LightOrganOutput
+import Logging
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-import LightOrganOutput
-import Logging
 
 /// `lightorgan analyze FILE.wav`: the sender's analysis, as fast as possible, as CSV.
 struct AnalyzeCommand: AsyncParsableCommand {
@@ -31,7 +32,10 @@ struct AnalyzeCommand: AsyncParsableCommand {
     @Option(help: "Also draw the waveform and the three levels over time into this SVG file.")
     var plot: String?
 
-    @Option(help: "Also draw every strip effect over time into this SVG file (the first 5 s; receiver.strip.pixels, .palette and .gamma from the settings).")
+    @Option(
+        help:
+            "Also draw every strip effect over time into this SVG file (the first 5 s; receiver.strip.pixels, .palette and .gamma from the settings)."
+    )
     var stripPlot: String?
 
     @Option(help: CommonOptions.help("receiver.strip.pixels")) var stripPixels: String?
@@ -43,7 +47,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = CommonOptions.prepareProcess(level: common.verbose ? .debug : .warning)
-            let settings = try await common.loadSettings([(stripPixels, "--strip-pixels", "receiver.strip.pixels")], logger: logger)
+            let settings = try await common.loadSettings(
+                [(stripPixels, "--strip-pixels", "receiver.strip.pixels")], logger: logger)
             let framesPerSecond = fps ?? settings.sender.framesPerSecond
             let wav: WAVFile
             do {
@@ -53,11 +58,15 @@ struct AnalyzeCommand: AsyncParsableCommand {
             }
             // The plot reads the file a second time, in step with the analysis.
             var plotter = plot.map { _ in
-                LevelPlot(title: "\(file) — \(framesPerSecond) frames/s", sampleRate: wav.format.sampleRate, duration: wav.duration)
+                LevelPlot(
+                    title: "\(file) — \(framesPerSecond) frames/s", sampleRate: wav.format.sampleRate,
+                    duration: wav.duration)
             }
             let strip = settings.receiver.strip
             var stripPlotter = stripPlot.map { _ in
-                StripPlot(title: String(file.split(separator: "/").last ?? ""), pixels: strip.pixels, palette: strip.palette, gamma: strip.gamma)
+                StripPlot(
+                    title: String(file.split(separator: "/").last ?? ""), pixels: strip.pixels, palette: strip.palette,
+                    gamma: strip.gamma)
             }
             var waveform = wav
             var producer = FrameProducer(source: wav, parameters: settings.analysis)

@@ -1,10 +1,4 @@
 import ArgumentParser
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 import LightOrganAudio
 import LightOrganCore
 import LightOrganOutput
@@ -13,9 +7,20 @@ import Logging
 import ServiceLifecycle
 import UnixSignals
 
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
+import Foundation
+#endif
+
 /// Options every command has: which settings file, how much to log.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .customLong("config"), help: "Settings file (default: the first found of $LIGHTORGAN_CONFIG, ./lightorgan.yaml, ~/.config/lightorgan/lightorgan.yaml, /etc/lightorgan/lightorgan.yaml).")
+    @Option(
+        name: .customLong("config"),
+        help:
+            "Settings file (default: the first found of $LIGHTORGAN_CONFIG, ./lightorgan.yaml, ~/.config/lightorgan/lightorgan.yaml, /etc/lightorgan/lightorgan.yaml)."
+    )
     var configPath: String?
 
     @Flag(name: .shortAndLong, help: "Log more (every connection detail).")
@@ -46,7 +51,9 @@ struct CommonOptions: ParsableArguments {
     /// Loads settings with the options that were given on top, or fails with status 2.
     ///
     /// - Parameter overrides: each option's value (nil when not given), its name and the key it sets.
-    func loadSettings(_ overrides: [(value: String?, option: String, key: String)], logger: Logger) async throws -> Settings {
+    func loadSettings(_ overrides: [(value: String?, option: String, key: String)], logger: Logger) async throws
+        -> Settings
+    {
         try await loadSettingsWithSources(overrides, pageFile: nil, logger: logger).settings
     }
 
@@ -70,7 +77,8 @@ struct CommonOptions: ParsableArguments {
             for dropped in loaded.superseded { logger.info("settings: \(dropped)") }
             if let pageFile, loaded.raw.values.contains(where: \.source.isPage) {
                 logger.info(
-                    "settings changed on the page: \(pageFile) (they override the settings file until its value changes)")
+                    "settings changed on the page: \(pageFile) (they override the settings file until its value changes)"
+                )
             }
             return loaded
         } catch {
@@ -145,11 +153,13 @@ struct StripOptions: ParsableArguments {
     /// (value, flag, key) of each option, as `CommonOptions.loadSettings` takes them.
     var overrides: [(String?, String, String)] {
         [
-            (stripDevice, "--strip-device", "receiver.strip.device"), (stripPixels, "--strip-pixels", "receiver.strip.pixels"),
+            (stripDevice, "--strip-device", "receiver.strip.device"),
+            (stripPixels, "--strip-pixels", "receiver.strip.pixels"),
             (stripType, "--strip-type", "receiver.strip.type"), (stripOrder, "--strip-order", "receiver.strip.order"),
             (stripEffect, "--strip-effect", "receiver.strip.effect"),
             (stripBrightness, "--strip-brightness", "receiver.strip.brightness"),
-            (stripGamma, "--strip-gamma", "receiver.strip.gamma"), (stripPalette, "--strip-palette", "receiver.strip.palette"),
+            (stripGamma, "--strip-gamma", "receiver.strip.gamma"),
+            (stripPalette, "--strip-palette", "receiver.strip.palette"),
         ]
     }
 }

@@ -1,15 +1,16 @@
 import ArgumentParser
+import LightOrganCore
+import LightOrganOutput
+import LightOrganServices
+import Logging
+import ServiceLifecycle
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-import LightOrganOutput
-import LightOrganServices
-import Logging
-import ServiceLifecycle
 
 /// `lightorgan demo`: sender and receiver in one process, over a real TCP socket on loopback.
 struct DemoCommand: AsyncParsableCommand {
@@ -21,16 +22,23 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many seconds (default: run until Ctrl-C).")
     var duration: Double?
 
-    @Option(help: "Audio: demo (the built-in groove of kick, snare, hi-hat, bass and chords), monitor, a .wav file or an ALSA device.")
+    @Option(
+        help:
+            "Audio: demo (the built-in groove of kick, snare, hi-hat, bass and chords), monitor, a .wav file or an ALSA device."
+    )
     var input = "demo"
 
     @Option(help: "Frames per second, 10…250.")
     var fps = 100
 
-    @Option(help: "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal), stdout (a line per frame) or gpio (LEDs on the Pi's default lines).")
+    @Option(
+        help:
+            "terminal (virtual lamps; a plain line every 0.1 s when stdout is not a terminal), stdout (a line per frame) or gpio (LEDs on the Pi's default lines)."
+    )
     var output = "terminal"
 
-    @Option(help: "Also show a virtual LED strip of 60 pixels with this effect: scroll, energy, flash, segments or blend.")
+    @Option(
+        help: "Also show a virtual LED strip of 60 pixels with this effect: scroll, energy, flash, segments or blend.")
     var strip: String?
 
     @Flag(name: .shortAndLong, help: "Log connections and settings to stderr.")
@@ -39,9 +47,12 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--duration must be more than 0 seconds") }
         guard (10...250).contains(fps) else { throw ValidationError("--fps must be in 10…250") }
-        guard OutputChoice(rawValue: output) != nil else { throw ValidationError("--output must be terminal, stdout or gpio") }
+        guard OutputChoice(rawValue: output) != nil else {
+            throw ValidationError("--output must be terminal, stdout or gpio")
+        }
         if let strip, StripEffect(rawValue: strip) == nil {
-            throw ValidationError("--strip must be one of \(StripEffect.allCases.map(\.rawValue).joined(separator: ", ")), not \(strip)")
+            throw ValidationError(
+                "--strip must be one of \(StripEffect.allCases.map(\.rawValue).joined(separator: ", ")), not \(strip)")
         }
     }
 
@@ -66,7 +77,8 @@ struct DemoCommand: AsyncParsableCommand {
             let receiver: ReceiverService
             do {
                 receiver = try await ReceiverService.bind(
-                    settings: receiverSettings, output: ReceiveCommand.makeOutput(receiverSettings, logger: logger).0, logger: logger)
+                    settings: receiverSettings, output: ReceiveCommand.makeOutput(receiverSettings, logger: logger).0,
+                    logger: logger)
             } catch {
                 throw Failure.runtime("\(error)")
             }
@@ -95,4 +107,3 @@ struct DemoCommand: AsyncParsableCommand {
         }
     }
 }
-

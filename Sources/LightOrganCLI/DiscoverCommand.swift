@@ -12,7 +12,8 @@ import UnixSignals
 struct DiscoverCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "discover",
-        abstract: "List the lightorgan receivers and WLED devices (DNS-SD _lightorgan._tcp and _wled._tcp, through Avahi) and the Art-Net nodes (ArtPoll) on the local network.",
+        abstract:
+            "List the lightorgan receivers and WLED devices (DNS-SD _lightorgan._tcp and _wled._tcp, through Avahi) and the Art-Net nodes (ArtPoll) on the local network.",
         discussion: """
             Prints one line per receiver, WLED device or Art-Net node as it is found (kind, name, host \
             or the universes a node outputs, address, port), and a line when one goes away; a line on \
@@ -78,7 +79,8 @@ struct DiscoverCommand: AsyncParsableCommand {
             if let reason = unavailable ?? problem {
                 throw Failure.runtime("no Art-Net node answered ArtPoll, and \(reason)")
             }
-            let message = "lightorgan: no receiver found on the local network (nor a WLED device or an Art-Net node); is `lightorgan receive` running on it?\n"
+            let message =
+                "lightorgan: no receiver found on the local network (nor a WLED device or an Art-Net node); is `lightorgan receive` running on it?\n"
             _ = message.withCString { Glibc.write(2, $0, strlen($0)) }
         }
     }
@@ -92,7 +94,9 @@ struct DiscoverCommand: AsyncParsableCommand {
     /// Polls for Art-Net nodes on a thread of its own (ArtPoll every 3 s, as Art-Net 4 asks),
     /// until the returned closure is called; a port or interface that cannot be used is one line
     /// on stderr, and the DNS-SD search goes on.
-    private func startArtPoll(into continuation: AsyncStream<Sighting>.Continuation, logger: Logger) -> @Sendable () -> Void {
+    private func startArtPoll(into continuation: AsyncStream<Sighting>.Continuation, logger: Logger)
+        -> @Sendable () -> Void
+    {
         let stopped = Mutex(false)
         let poller: ArtNetPoller
         do {
@@ -131,9 +135,14 @@ struct DiscoverCommand: AsyncParsableCommand {
                 if case .artNet(let node) = sighting, nodes[node.address] != node {
                     nodes[node.address] = node
                     header()
-                    let universes = node.outputUniverses.isEmpty
-                        ? "(outputs not stated)" : "universes \(node.outputUniverses.map(String.init).joined(separator: ","))"
-                    StandardOutput.write(row("artnet", node.shortName.isEmpty ? node.longName : node.shortName, universes, node.address, "\(ArtNetNode.port)"))
+                    let universes =
+                        node.outputUniverses.isEmpty
+                        ? "(outputs not stated)"
+                        : "universes \(node.outputUniverses.map(String.init).joined(separator: ","))"
+                    StandardOutput.write(
+                        row(
+                            "artnet", node.shortName.isEmpty ? node.longName : node.shortName, universes, node.address,
+                            "\(ArtNetNode.port)"))
                 }
                 continue
             }
@@ -147,7 +156,8 @@ struct DiscoverCommand: AsyncParsableCommand {
                     shown[kind + "/" + device.name] = device
                     StandardOutput.write(row(kind, device.name, device.hostName, device.address, "\(device.port)"))
                 }
-                for key in shown.keys.sorted() where key.hasPrefix(kind + "/") && !seen.contains(where: { kind + "/" + $0.name == key }) {
+                for key in shown.keys.sorted()
+                where key.hasPrefix(kind + "/") && !seen.contains(where: { kind + "/" + $0.name == key }) {
                     shown[key] = nil
                     StandardOutput.write("(\(key.dropFirst(kind.count + 1)) is gone)\n")
                 }
@@ -156,7 +166,8 @@ struct DiscoverCommand: AsyncParsableCommand {
         return (unavailable, printedHeader)
     }
 
-    private static func row(_ kind: String, _ name: String, _ host: String, _ address: String, _ port: String) -> String {
+    private static func row(_ kind: String, _ name: String, _ host: String, _ address: String, _ port: String) -> String
+    {
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(1, width - text.count))
         }

@@ -25,13 +25,16 @@ func startLighting(
             }
         } else if locators[target.deviceName] == nil {
             do {
-                locators[target.deviceName] = try DiscoveryLocator(wanted: target.deviceName, logger: logger, service: .wled)
+                locators[target.deviceName] = try DiscoveryLocator(
+                    wanted: target.deviceName, logger: logger, service: .wled)
             } catch {
-                throw Failure.runtime("\(error); or write the WLED device's address instead of auto (\(target.kind)://192.168.1.50)")
+                throw Failure.runtime(
+                    "\(error); or write the WLED device's address instead of auto (\(target.kind)://192.168.1.50)")
             }
         }
     }
-    let outputs = LightingOutputs(patches, role: role, releaseAfter: settings.lighting.releaseAfter, logger: logger) { patch in
+    let outputs = LightingOutputs(patches, role: role, releaseAfter: settings.lighting.releaseAfter, logger: logger) {
+        patch in
         let target = patch.target
         guard target.isDiscovered else { return nil }
         if target.kind == .artnet, let directory = directories[target.interface] {

@@ -1,15 +1,16 @@
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 import LightOrganCore
 import LightOrganNetwork
 import LightOrganServices
 import LightOrganSettings
 import LightOrganWeb
 import Logging
+
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
+import Foundation
+#endif
 
 /// What `receive` does for its page before and after binding: the secret, the certificate, the
 /// settings the page may change, and the log line with the page's address and secret.
@@ -46,19 +47,22 @@ enum PageStartup {
             }
             if let fingerprint = certificate.madeWithFingerprint {
                 logger.info(
-                    "page: made a self-signed certificate for \(names.joined(separator: ", ")) in \(certificate.certificatePath), SHA-256 \(fingerprint)")
+                    "page: made a self-signed certificate for \(names.joined(separator: ", ")) in \(certificate.certificatePath), SHA-256 \(fingerprint)"
+                )
             }
         case (false, false):
             do {
                 certificate = try PageCertificate.load(certificate: settings.page.certificate, key: settings.page.key)
             } catch {
-                throw Failure.badSetting("\(loaded.sources["page.certificate"].map { "\($0)" } ?? "page.certificate"): \(error)")
+                throw Failure.badSetting(
+                    "\(loaded.sources["page.certificate"].map { "\($0)" } ?? "page.certificate"): \(error)")
             }
         case (false, true), (true, false):
             let given = settings.page.certificate.isEmpty ? "page.key" : "page.certificate"
             let missing = settings.page.certificate.isEmpty ? "page.certificate" : "page.key"
             throw Failure.badSetting(
-                "\(loaded.sources[given].map { "\($0)" } ?? given): \(given) is set but \(missing) is not; allowed: both (your own certificate) or neither (a self-signed one)")
+                "\(loaded.sources[given].map { "\($0)" } ?? given): \(given) is set but \(missing) is not; allowed: both (your own certificate) or neither (a self-signed one)"
+            )
         }
         let live = loaded.live(pageFile: pageFile)
         if !loaded.superseded.isEmpty {

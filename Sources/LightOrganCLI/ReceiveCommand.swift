@@ -1,10 +1,4 @@
 import ArgumentParser
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 import LightOrganCore
 import LightOrganOutput
 import LightOrganServices
@@ -12,6 +6,13 @@ import LightOrganSettings
 import LightOrganWeb
 import Logging
 import ServiceLifecycle
+
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
+import Foundation
+#endif
 
 /// `lightorgan receive`: accept senders and drive the lamps.
 struct ReceiveCommand: AsyncParsableCommand {
@@ -37,15 +38,18 @@ struct ReceiveCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let logger = common.prepareProcess()
-            let overrides = [
-                (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"), (name, "--name", "receiver.name"),
-                (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
-                (delay, "--delay", "receiver.delay"),
-                (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
-                (maxConnections, "--max-connections", "receiver.max_connections"),
-                (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
-                (statsInterval, "--stats-interval", "receiver.stats_interval"), (forward, "--forward", "receiver.forward"),
-            ] + strip.overrides
+            let overrides =
+                [
+                    (bind, "--bind", "receiver.bind"), (port, "--port", "receiver.port"),
+                    (name, "--name", "receiver.name"),
+                    (output, "--output", "receiver.output"), (timeout, "--timeout", "receiver.timeout"),
+                    (delay, "--delay", "receiver.delay"),
+                    (chip, "--chip", "receiver.chip"), (allow, "--allow", "receiver.allow"),
+                    (maxConnections, "--max-connections", "receiver.max_connections"),
+                    (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
+                    (statsInterval, "--stats-interval", "receiver.stats_interval"),
+                    (forward, "--forward", "receiver.forward"),
+                ] + strip.overrides
             let environment = ProcessInfo.processInfo.environment
             let pageFile = StateDirectory.pageSettingsFile(environment: environment)
             let loaded = try await common.loadSettingsWithSources(overrides, pageFile: pageFile, logger: logger)
@@ -68,7 +72,9 @@ struct ReceiveCommand: AsyncParsableCommand {
                 receiver = try await ReceiverService.bind(
                     settings: settings, output: output, lighting: lighting.outputs, page: page, logger: logger)
                 if let server = receiver.page, let page {
-                    PageStartup.announce(port: server.port, bind: all.page.bind.isEmpty ? settings.bind : all.page.bind, page: page, logger: logger)
+                    PageStartup.announce(
+                        port: server.port, bind: all.page.bind.isEmpty ? settings.bind : all.page.bind, page: page,
+                        logger: logger)
                 }
             } catch let failure as Failure {
                 throw failure
@@ -78,7 +84,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             // Published under its bound port (the kernel's choice when receiver.port is 0).
             let publisher = PublisherService(
                 name: settings.name, port: receiver.port, pagePort: receiver.page?.port, logger: logger)
-            try await runUntilStopped(lighting.services + [.init(service: publisher), .init(service: receiver)], logger: logger)
+            try await runUntilStopped(
+                lighting.services + [.init(service: publisher), .init(service: receiver)], logger: logger)
         }
     }
 
@@ -94,7 +101,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             strip = try LEDStrip.open(settings.strip)
             let description = strip!.description
             logger.info(
-                "strip: \(description.pixels) \(description.led) pixels on \(description.device), effect \(description.effect), brightness \(settings.strip.brightness) %")
+                "strip: \(description.pixels) \(description.led) pixels on \(description.device), effect \(description.effect), brightness \(settings.strip.brightness) %"
+            )
             for note in strip!.notes { logger.info("strip: \(note)") }
         }
         switch settings.output {
@@ -116,7 +124,8 @@ struct ReceiveCommand: AsyncParsableCommand {
             }
             let lines = gpio.lines.map { "\($0.band) \($0.offset)" }.joined(separator: ", ")
             logger.info(
-                "GPIO: lines \(lines) on \(gpio.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)")
+                "GPIO: lines \(lines) on \(gpio.chipDescription), PWM \(settings.pwmFrequency) Hz, mode \(settings.mode), libgpiod API v\(GPIOLamps.libgpiodAPI)"
+            )
             chip = gpio.chipDescription
             lamps = gpio
         }

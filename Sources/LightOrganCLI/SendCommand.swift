@@ -1,21 +1,24 @@
 import ArgumentParser
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 import LightOrganCore
 import LightOrganOutput
 import LightOrganServices
 import Logging
 import ServiceLifecycle
 
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
+import Foundation
+#endif
+
 /// `lightorgan send`: analyse audio and stream frames to a receiver.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Analyse audio and stream [bass, mid, treble] frames to receivers over TCP and to sACN, Art-Net and DDP lights.")
+        abstract:
+            "Analyse audio and stream [bass, mid, treble] frames to receivers over TCP and to sACN, Art-Net and DDP lights."
+    )
 
     @OptionGroup var common: CommonOptions
     @Option(help: CommonOptions.help("sender.host")) var host: String?
@@ -79,11 +82,15 @@ struct SendCommand: AsyncParsableCommand {
                     lighting: lighting.outputs, logger: logger)
             } else {
                 logger.info("input: test pattern counter, \(settings.framesPerSecond) frames/s")
-                sender = SenderService(settings: settings, receivers: receivers, lighting: lighting.outputs, logger: logger) {
+                sender = SenderService(
+                    settings: settings, receivers: receivers, lighting: lighting.outputs, logger: logger
+                ) {
                     delivery in
-                    FrameStream.counting(framesPerSecond: settings.framesPerSecond, made: { counter in
-                        StandardOutput.write(String(cFormat: "%.6f ", MonotonicClock.seconds()) + "\(counter)\n")
-                    }, into: delivery)
+                    FrameStream.counting(
+                        framesPerSecond: settings.framesPerSecond,
+                        made: { counter in
+                            StandardOutput.write(String(cFormat: "%.6f ", MonotonicClock.seconds()) + "\(counter)\n")
+                        }, into: delivery)
                 }
             }
             // The end of the audio (a file, stdin) ends the command normally.

@@ -1,15 +1,16 @@
 import ArgumentParser
+import LightOrganCore
+import LightOrganOutput
+import LightOrganServices
+import Logging
+import ServiceLifecycle
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-import LightOrganOutput
-import LightOrganServices
-import Logging
-import ServiceLifecycle
 
 /// `lightorgan test-leds`: the wiring check of the GPIO lines, or of the strip when one is set
 /// (`receiver.strip.device`, `--strip-device`), or with `--hosts`/`--lighting` the patch check of
@@ -36,7 +37,10 @@ struct TestLEDsCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @Option(help: CommonOptions.help("receiver.chip")) var chip: String?
-    @Option(help: "Patch check of these lighting targets (sacn://, artnet://, ddp://, comma-separated) instead of the GPIO lines.")
+    @Option(
+        help:
+            "Patch check of these lighting targets (sacn://, artnet://, ddp://, comma-separated) instead of the GPIO lines."
+    )
     var hosts: String?
     @Flag(help: "Patch check of the lighting targets of sender.hosts and receiver.forward instead of the GPIO lines.")
     var lighting = false
@@ -66,7 +70,8 @@ struct TestLEDsCommand: AsyncParsableCommand {
                     throw Failure.runtime("\(error)")
                 }
                 let check = StripWiringCheck(strip: strip)
-                try await runUntilStopped([.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
+                try await runUntilStopped(
+                    [.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
                 return
             }
             let lamps: GPIOLamps
@@ -78,7 +83,8 @@ struct TestLEDsCommand: AsyncParsableCommand {
                 throw Failure.runtime("\(error)")
             }
             let check = LineWiringCheck(lamps: lamps, step: step)
-            try await runUntilStopped([.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
+            try await runUntilStopped(
+                [.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)], logger: logger)
         }
     }
 }
@@ -91,14 +97,18 @@ extension TestLEDsCommand {
         let patches = settings.sender.lighting + (hosts == nil ? settings.receiver.forward : [])
         guard !patches.isEmpty else {
             throw Failure.badSetting(
-                hosts.map { "--hosts \($0) names no lighting target; allowed: \(LightingTarget.allowedForm) (a receiver's lamps are checked by test-leds on the receiver)" }
-                    ?? "--lighting found no lighting target in sender.hosts or receiver.forward; give them with --hosts sacn://…, artnet://…, ddp://…")
+                hosts.map {
+                    "--hosts \($0) names no lighting target; allowed: \(LightingTarget.allowedForm) (a receiver's lamps are checked by test-leds on the receiver)"
+                }
+                    ?? "--lighting found no lighting target in sender.hosts or receiver.forward; give them with --hosts sacn://…, artnet://…, ddp://…"
+            )
         }
         let lighting = try startLighting(patches, role: "test-leds", settings: settings, logger: logger)
         guard let outputs = lighting.outputs else { return }
         let check = PatchCheckService(outputs: outputs, step: step)
         try await runUntilStopped(
-            [.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)] + lighting.services, logger: logger)
+            [.init(service: check, successTerminationBehavior: .gracefullyShutdownGroup)] + lighting.services,
+            logger: logger)
     }
 }
 
@@ -133,7 +143,9 @@ struct StripWiringCheck: Service {
         do {
             try await cancelWhenGracefulShutdown {
                 say("strip: \(description.pixels) \(description.led) pixels on \(description.device)")
-                say("first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)")
+                say(
+                    "first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)"
+                )
                 let start = ContinuousClock.now
                 var elapsed = 0.0
                 var announced = false

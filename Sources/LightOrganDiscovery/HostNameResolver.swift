@@ -49,18 +49,21 @@ public final class HostNameResolver: @unchecked Sendable {
         var text = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
         if text.lowercased().hasPrefix("::ffff:"), text.contains(".") { text = String(text.dropFirst(7)) }
         var parsed = AvahiAddress()
-        guard !closed.load(ordering: .acquiring), avahi_address_parse(text, AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed) != nil
+        guard !closed.load(ordering: .acquiring),
+            avahi_address_parse(text, AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed) != nil
         else {
             answer(nil)
             return
         }
         let request = Unmanaged.passRetained(Request(answer))
-        let started = connection?.whileHeld { () -> Bool in
-            guard let client else { return false }
-            return avahi_address_resolver_new(
-                client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed, AvahiLookupFlags(0),
-                Self.callback, request.toOpaque()) != nil
-        } ?? false
+        let started =
+            connection?.whileHeld { () -> Bool in
+                guard let client else { return false }
+                return avahi_address_resolver_new(
+                    client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed,
+                    AvahiLookupFlags(0),
+                    Self.callback, request.toOpaque()) != nil
+            } ?? false
         if !started {
             request.release()
             answer(nil)

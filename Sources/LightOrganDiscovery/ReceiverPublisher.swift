@@ -127,7 +127,8 @@ public final class ReceiverPublisher: @unchecked Sendable {
         case AVAHI_ENTRY_GROUP_ESTABLISHED:
             lastProblem = nil
             let page = pagePort.map { ", its page as \(Self.pageServiceType) port \($0)" } ?? ""
-            logger.info("discoverable on the local network as \"\(name)\" (\(ServiceName.serviceType), port \(port)\(page))")
+            logger.info(
+                "discoverable on the local network as \"\(name)\" (\(ServiceName.serviceType), port \(port)\(page))")
         case AVAHI_ENTRY_GROUP_COLLISION:
             rename(because: "is taken on the network")
             avahi_entry_group_reset(group)

@@ -26,7 +26,8 @@ enum AdmissionFuzz {
                 switch admission.admit(nextID, address: address, at: now) {
                 case .accept(let evicted):
                     if let evicted {
-                        try require(open[evicted]?.owner == false, "event \(event): closed \(evicted), which has the key")
+                        try require(
+                            open[evicted]?.owner == false, "event \(event): closed \(evicted), which has the key")
                         open[evicted] = nil
                     }
                     open[nextID] = (address, false)
@@ -54,13 +55,17 @@ enum AdmissionFuzz {
                     guard admission.overdue(id, at: now) != nil else { continue }
                     switch admission.stage(of: id) {
                     case .opening?, .looking(greeted: false)?: break
-                    default: throw FuzzFailure("event \(event): \(id) overdue in stage \(String(describing: admission.stage(of: id)))")
+                    default:
+                        throw FuzzFailure(
+                            "event \(event): \(id) overdue in stage \(String(describing: admission.stage(of: id)))")
                     }
                     admission.closed(id)
                     open[id] = nil
                 }
             }
-            try require(admission.openConnections == open.count, "event \(event): \(admission.openConnections) open, expected \(open.count)")
+            try require(
+                admission.openConnections == open.count,
+                "event \(event): \(admission.openConnections) open, expected \(open.count)")
             try require(open.count <= PageAdmission.capacity, "event \(event): \(open.count) open")
             let busiest = Dictionary(grouping: open.values, by: \.address).values.map(\.count).max() ?? 0
             try require(busiest <= PageAdmission.perAddress, "event \(event): \(busiest) from one address")

@@ -24,7 +24,9 @@ enum ArbiterFuzz {
                 switch arbiter.admit(nextID, address: address, peer: address, at: now) {
                 case .accept(let evicting):
                     if let evicting {
-                        try require(open.contains(evicting) && evicting != arbiter.active, "event \(event): evicted \(evicting)")
+                        try require(
+                            open.contains(evicting) && evicting != arbiter.active, "event \(event): evicted \(evicting)"
+                        )
                         open.remove(evicting)
                         delivered.remove(evicting)
                     }
@@ -52,7 +54,9 @@ enum ArbiterFuzz {
                 if completed > 0 { delivered.insert(id) }
                 switch verdict {
                 case .show(let shown, _):
-                    try require(shown == frame && arbiter.active == id, "event \(event): showed a frame of \(id) while \(String(describing: arbiter.active)) is active")
+                    try require(
+                        shown == frame && arbiter.active == id,
+                        "event \(event): showed a frame of \(id) while \(String(describing: arbiter.active)) is active")
                 case .close:
                     open.remove(id)
                     delivered.remove(id)
@@ -61,9 +65,13 @@ enum ArbiterFuzz {
                 }
             }
             if let active = arbiter.active {
-                try require(open.contains(active) && delivered.contains(active), "event \(event): active \(active) is not an open connection with frames")
+                try require(
+                    open.contains(active) && delivered.contains(active),
+                    "event \(event): active \(active) is not an open connection with frames")
             }
-            try require(arbiter.openConnections == open.count, "event \(event): \(arbiter.openConnections) open, expected \(open.count)")
+            try require(
+                arbiter.openConnections == open.count,
+                "event \(event): \(arbiter.openConnections) open, expected \(open.count)")
             try require(open.count <= rules.maxConnections, "event \(event): \(open.count) connections open")
         }
         // Silence, swept as the receiver does (often: a long gap would count as the receiver pausing).

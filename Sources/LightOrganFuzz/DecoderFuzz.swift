@@ -20,11 +20,15 @@ enum AssemblerFuzz {
             position += length
             stream += piece
             let expectedCount = position / 3 - before / 3
-            try require(result.completed == expectedCount, "read \(input): \(result.completed) frames, expected \(expectedCount)")
+            try require(
+                result.completed == expectedCount,
+                "read \(input): \(result.completed) frames, expected \(expectedCount)")
             if expectedCount > 0 {
                 let end = position / 3 * 3 - (position - stream.count)
                 let expected = LevelFrame(bass: stream[end - 3], mid: stream[end - 2], treble: stream[end - 1])
-                try require(result.newest == expected, "read \(input): newest \(String(describing: result.newest)), expected \(expected)")
+                try require(
+                    result.newest == expected,
+                    "read \(input): newest \(String(describing: result.newest)), expected \(expected)")
             } else {
                 try require(result.newest == nil, "read \(input): a frame from no complete frame")
             }
@@ -67,7 +71,8 @@ enum HandlerFuzz {
             sink.last.withLock { $0 = nil }
             var batch: [UInt8] = []
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                let piece = generator.bytes(Int.random(in: 0...(generator.next() % 16 == 0 ? 2000 : 10), using: &generator))
+                let piece = generator.bytes(
+                    Int.random(in: 0...(generator.next() % 16 == 0 ? 2000 : 10), using: &generator))
                 batch += piece
                 channel.pipeline.syncOperations.fireChannelRead(NIOAny(ByteBuffer(bytes: piece)))
                 input += 1
@@ -82,12 +87,17 @@ enum HandlerFuzz {
                 try require(delivered == nil, "an empty batch delivered something")
                 continue
             }
-            guard let (newest, count, bytes) = delivered else { throw FuzzFailure("batch \(batches) delivered nothing") }
-            try require(count == completed && bytes == batch.count, "batch \(batches): \(count) frames, \(bytes) bytes; expected \(completed), \(batch.count)")
+            guard let (newest, count, bytes) = delivered else {
+                throw FuzzFailure("batch \(batches) delivered nothing")
+            }
+            try require(
+                count == completed && bytes == batch.count,
+                "batch \(batches): \(count) frames, \(bytes) bytes; expected \(completed), \(batch.count)")
             if completed > 0 {
                 let end = position / 3 * 3 - before + tail.count
                 let expected = LevelFrame(bass: stream[end - 3], mid: stream[end - 2], treble: stream[end - 1])
-                try require(newest == expected, "batch \(batches): newest \(String(describing: newest)), expected \(expected)")
+                try require(
+                    newest == expected, "batch \(batches): newest \(String(describing: newest)), expected \(expected)")
             } else {
                 try require(newest == nil, "batch \(batches): a frame from no complete frame")
             }

@@ -46,8 +46,10 @@ enum FuzzMain {
             do {
                 try await run(&generator, inputs)
                 let seconds = Date().timeIntervalSince(started)
-                print(String(format: "fuzz %@: %d inputs, no property broken (seed %llu, %.1f s, %.0f inputs/s)",
-                             name, inputs, seed, seconds, Double(inputs) / seconds))
+                print(
+                    String(
+                        format: "fuzz %@: %d inputs, no property broken (seed %llu, %.1f s, %.0f inputs/s)",
+                        name, inputs, seed, seconds, Double(inputs) / seconds))
                 passed += 1
             } catch {
                 print("fuzz \(name): FAILED (seed \(seed)): \(error.description)")

@@ -16,8 +16,10 @@ enum PageFuzz {
         #"{"type":"check","id":4,"line":null}"#,
         #"{"type":"start","key":"k","sampleRate":48000,"channels":1,"source":"microphone"}"#,
     ].map { Array($0.utf8) }
-    static let swaps = ["null", "true", "-1", "1e400", "1.5", "\"\"", "[]", "{}", "\"\\u0000\"", "99999999999999999999", "\"\\ud800\""]
-        .map { Array($0.utf8) }
+    static let swaps = [
+        "null", "true", "-1", "1e400", "1.5", "\"\"", "[]", "{}", "\"\\u0000\"", "99999999999999999999", "\"\\ud800\"",
+    ]
+    .map { Array($0.utf8) }
 
     static func message(_ generator: inout SplitMix64) -> [UInt8] {
         switch generator.next() % 4 {
@@ -32,8 +34,11 @@ enum PageFuzz {
                 case 2: bytes.insert(bytes[at], at: at)
                 case 3:
                     if let colon = bytes[at...].firstIndex(of: UInt8(ascii: ":")) {
-                        let end = bytes[colon...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "}") } ?? bytes.count
-                        bytes.replaceSubrange((colon + 1)..<end, with: swaps[Int(generator.next() % UInt64(swaps.count))])
+                        let end =
+                            bytes[colon...].firstIndex { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "}") }
+                            ?? bytes.count
+                        bytes.replaceSubrange(
+                            (colon + 1)..<end, with: swaps[Int(generator.next() % UInt64(swaps.count))])
                     }
                 default: bytes = Array(bytes.prefix(at))
                 }
@@ -56,12 +61,15 @@ enum PageFuzz {
             case .success(.hello), .success(.checkStrip): break
             case .success(.set(_, let key, _)), .success(.useFileValue(_, let key)):
                 try require(key.count <= 64, "a key of \(key.count) characters from \(input)")
-            case .success(.check(_, let line)): try require(line.map { (0...1023).contains($0) } ?? true, "line \(line!) from \(input)")
+            case .success(.check(_, let line)):
+                try require(line.map { (0...1023).contains($0) } ?? true, "line \(line!) from \(input)")
             case .failure(let error): try checkRefusal(error, input)
             }
             switch Result(catching: { () throws(PageProtocolError) in try BrowserAudioStream.begin(input) }) {
             case .success(let stream):
-                try require(BrowserAudioStream.sampleRates.contains(stream.start.sampleRate), "rate \(stream.start.sampleRate) from \(input)")
+                try require(
+                    BrowserAudioStream.sampleRates.contains(stream.start.sampleRate),
+                    "rate \(stream.start.sampleRate) from \(input)")
             case .failure(let error): try checkRefusal(error, input)
             }
             // The same bytes as a Host header and as a request target of plain HTTP.
@@ -70,7 +78,8 @@ enum PageFuzz {
                 guard let location = HTTPSRedirect.location(host: host, uri: uri) else { continue }
                 let path = location.utf8.dropFirst(8 + host.utf8.count)
                 try require(
-                    location.hasPrefix("https://\(host)") && path.first == UInt8(ascii: "/") && path.dropFirst().first != UInt8(ascii: "/")
+                    location.hasPrefix("https://\(host)") && path.first == UInt8(ascii: "/")
+                        && path.dropFirst().first != UInt8(ascii: "/")
                         && location.utf8.allSatisfy { (0x21...0x7e).contains($0) },
                     "redirect \(location) for host \(host) and target \(uri)")
             }
@@ -93,21 +102,31 @@ enum PageFuzz {
             if generator.next() % 3 == 0 {
                 bytes = generator.bytes(length)
             } else {
-                bytes = (0..<length / 4).flatMap { _ in
-                    withUnsafeBytes(of: Float.random(in: -3...3, using: &generator).bitPattern.littleEndian) { Array($0) }
-                } + generator.bytes(length % 4)
+                bytes =
+                    (0..<length / 4).flatMap { _ in
+                        withUnsafeBytes(of: Float.random(in: -3...3, using: &generator).bitPattern.littleEndian) {
+                            Array($0)
+                        }
+                    } + generator.bytes(length % 4)
             }
             clock += Double.random(in: 0...0.03, using: &generator)
             let before = stream
             let now = clock
-            switch Result(catching: { () throws(PageProtocolError) in try stream.decode(bytes, at: now, into: &samples) }) {
+            let decoded = Result { () throws(PageProtocolError) in
+                try stream.decode(bytes, at: now, into: &samples)
+            }
+            switch decoded {
             case .success:
                 let expected = length / 4
                 try require(length % 4 == 0 && (128...8192).contains(expected), "\(length) bytes accepted")
-                try require(samples.count == expected && samples.allSatisfy { $0.isFinite && abs($0) <= 1 }, "samples out of range")
+                try require(
+                    samples.count == expected && samples.allSatisfy { $0.isFinite && abs($0) <= 1 },
+                    "samples out of range")
             case .failure(let error):
                 try checkRefusal(error, Array(bytes.prefix(16)))
-                try require(length % 4 != 0 || !(128...8192).contains(length / 4) || error.code != .unsupportedData, "\(length) bytes refused as malformed")
+                try require(
+                    length % 4 != 0 || !(128...8192).contains(length / 4) || error.code != .unsupportedData,
+                    "\(length) bytes refused as malformed")
                 stream = before
                 if error.code == .policyViolation { clock += 1 }  // let it catch up, as a real page would be cut off
             }
@@ -124,11 +143,14 @@ enum PageFuzz {
         for key in SettingsCatalog.keys { raw[key.name] = RawSetting(key.defaultValue, from: .builtInDefault) }
         var live = LiveSettings(raw: raw, settings: try! SettingsCatalog.resolve(raw), pageFile: pageFile)
         let keys = PageSettings.tunableKeys + ["receiver.port", "page.enabled", "receiver.lines.bass", "x"]
-        let values = ["pwm", "onoff", "bar", "0", "1", "50", "100", "101", "-5", "0.05", "0.5", "2000", "2001", "auto", "", " 7 ",
-                      "1e3", "nan", "#", "a: b", "\"", "ünï", "100 %"]
+        let values = [
+            "pwm", "onoff", "bar", "0", "1", "50", "100", "101", "-5", "0.05", "0.5", "2000", "2001", "auto", "", " 7 ",
+            "1e3", "nan", "#", "a: b", "\"", "ünï", "100 %",
+        ]
         for input in 0..<count {
             let key = keys[Int(generator.next() % UInt64(keys.count))]
-            let value = generator.next() % 5 == 0
+            let value =
+                generator.next() % 5 == 0
                 ? String(decoding: generator.bytes(Int.random(in: 0...8, using: &generator)), as: UTF8.self)
                 : values[Int(generator.next() % UInt64(values.count))]
             let before = live.settings
@@ -142,11 +164,14 @@ enum PageFuzz {
             do {
                 try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
                 let loaded = try await SettingsLoader(environment: [:]).load(pageFile: pageFile)
-                try require(loaded.settings == live.settings, "\(key) = \(value) read back as other settings:\n\(live.pageFileText)")
+                try require(
+                    loaded.settings == live.settings,
+                    "\(key) = \(value) read back as other settings:\n\(live.pageFileText)")
             } catch let failure as FuzzFailure {
                 throw failure
             } catch {
-                throw FuzzFailure("\(key) = \(value): the page's file does not read back: \(error)\n\(live.pageFileText)")
+                throw FuzzFailure(
+                    "\(key) = \(value): the page's file does not read back: \(error)\n\(live.pageFileText)")
             }
         }
     }

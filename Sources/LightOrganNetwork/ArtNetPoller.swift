@@ -1,7 +1,8 @@
+public import LightOrganCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import LightOrganCore
 
 /// Finds Art-Net nodes: broadcasts ArtPoll and reads the ArtPollReplies that come back to UDP
 /// port 6454 (Art-Net answers to that port, so the poller binds it, sharing it with other Art-Net
@@ -44,14 +45,17 @@ public final class ArtNetPoller {
         local.sin_family = sa_family_t(AF_INET)
         local.sin_port = in_port_t(UInt16(ArtNetNode.port).bigEndian)
         let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else {
             let reason = NetworkError.errnoText(errno)
             close(descriptor)
             throw NetworkError(
                 description: "cannot listen for ArtPollReply on UDP port \(ArtNetNode.port): \(reason); "
-                    + "another Art-Net program holds it without sharing: stop it, or write the nodes' addresses (artnet://10.0.0.60)")
+                    + "another Art-Net program holds it without sharing: stop it, or write the nodes' addresses (artnet://10.0.0.60)"
+            )
         }
         var target = sockaddr_in()
         target.sin_family = sa_family_t(AF_INET)
@@ -71,7 +75,9 @@ public final class ArtNetPoller {
         let sent = ArtNetNode.poll.withUnsafeBytes { payload in
             withUnsafePointer(to: &target) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(descriptor, payload.baseAddress, payload.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    sendto(
+                        descriptor, payload.baseAddress, payload.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0,
+                        socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
         }
@@ -108,7 +114,9 @@ public final class ArtNetPoller {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let count = buffer.withUnsafeMutableBytes { bytes in
                 withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        recvfrom(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT), $0, &length)
+                    }
                 }
             }
             guard count > 0 else { continue }

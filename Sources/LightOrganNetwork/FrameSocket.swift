@@ -1,8 +1,9 @@
+public import LightOrganCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-public import LightOrganCore
-import Synchronization
 
 /// The sender's TCP connection to one receiver: a plain socket that the thread making the frames
 /// writes to directly, so a frame costs that thread one `send(2)` and nothing else (no event
@@ -60,7 +61,8 @@ public final class FrameSocket: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &list)
         guard resolved == 0, let first = list else {
-            throw NetworkError.cannotConnect(host: host, port: port, reason: "cannot resolve the host name (unknown host)")
+            throw NetworkError.cannotConnect(
+                host: host, port: port, reason: "cannot resolve the host name (unknown host)")
         }
         defer { freeaddrinfo(first) }
         let deadline = ContinuousClock.now + timeout
@@ -83,7 +85,8 @@ public final class FrameSocket: Sendable {
 
     /// One non-blocking connect, waited for with `poll`; a connected, tuned descriptor or the errno.
     private static func attempt(_ address: addrinfo, within remaining: Duration) -> Result<CInt, ConnectFailure> {
-        let descriptor = socket(address.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            address.ai_family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(ConnectFailure(code: errno)) }
         SocketTuning.applySenderOptions(to: descriptor)
         if Glibc.connect(descriptor, address.ai_addr, address.ai_addrlen) != 0 {

@@ -1,7 +1,8 @@
+import LightOrganCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import LightOrganCore
 
 /// A UDP socket for one lighting target: resolves the device's name (or names: the Art-Net nodes
 /// of `artnet://auto`), and sends datagrams without ever waiting (`MSG_DONTWAIT`): a full send
@@ -48,7 +49,8 @@ final class LightingSocket {
         let index = interface.isEmpty ? 0 : try Self.index(of: interface)
         var destinations: [Destination] = []
         for host in hosts {
-            let address = host == LightingTarget.broadcast
+            let address =
+                host == LightingTarget.broadcast
                 ? (interface.isEmpty ? nil : Self.broadcastAddress(of: interface)) ?? "255.255.255.255" : host
             destinations.append(try Self.resolve(address, port: port))
         }
@@ -71,10 +73,13 @@ final class LightingSocket {
             // struct ip_mreqn: group (unused here), local address (any), the interface's index.
             var request: [CInt] = [0, 0, CInt(index)]
             if family == AF_INET {
-                setsockopt(descriptor, CInt(IPPROTO_IP), IP_MULTICAST_IF, &request, socklen_t(3 * MemoryLayout<CInt>.size))
+                setsockopt(
+                    descriptor, CInt(IPPROTO_IP), IP_MULTICAST_IF, &request, socklen_t(3 * MemoryLayout<CInt>.size))
             } else {
                 var interfaceIndex = CInt(index)
-                setsockopt(descriptor, CInt(IPPROTO_IPV6), IPV6_MULTICAST_IF, &interfaceIndex, socklen_t(MemoryLayout<CInt>.size))
+                setsockopt(
+                    descriptor, CInt(IPPROTO_IPV6), IPV6_MULTICAST_IF, &interfaceIndex,
+                    socklen_t(MemoryLayout<CInt>.size))
             }
             Self.bind(descriptor, toDevice: interface)
         }
@@ -106,7 +111,9 @@ final class LightingSocket {
                 sent = bytes.withUnsafeBytes { payload in
                     withUnsafePointer(to: &target) { pointer in
                         pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                            sendto(descriptor, payload.baseAddress, count ?? payload.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), address, destination.length)
+                            sendto(
+                                descriptor, payload.baseAddress, count ?? payload.count,
+                                Int32(MSG_DONTWAIT | MSG_NOSIGNAL), address, destination.length)
                         }
                     }
                 }
@@ -127,7 +134,8 @@ final class LightingSocket {
         hints.ai_flags = AI_NUMERICSERV
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else {
-            let hint = host.hasSuffix(".local") ? " (a .local name needs libnss-mdns: sudo apt install libnss-mdns)" : ""
+            let hint =
+                host.hasSuffix(".local") ? " (a .local name needs libnss-mdns: sudo apt install libnss-mdns)" : ""
             throw NetworkError(description: "cannot resolve \(host)\(hint)")
         }
         defer { freeaddrinfo(first) }
@@ -142,10 +150,12 @@ final class LightingSocket {
         }
         var storage = sockaddr_storage()
         withUnsafeMutableBytes(of: &storage) { target in
-            target.copyMemory(from: UnsafeRawBufferPointer(start: chosen.pointee.ai_addr, count: Int(chosen.pointee.ai_addrlen)))
+            target.copyMemory(
+                from: UnsafeRawBufferPointer(start: chosen.pointee.ai_addr, count: Int(chosen.pointee.ai_addrlen)))
         }
         let length = chosen.pointee.ai_addrlen
-        return Destination(address: storage, length: length, text: NumericAddress.text(of: storage, length: length) ?? "?")
+        return Destination(
+            address: storage, length: length, text: NumericAddress.text(of: storage, length: length) ?? "?")
     }
 
     /// The IPv4 directed broadcast address of `interface` (`10.0.0.255`: its address with every
@@ -168,7 +178,9 @@ final class LightingSocket {
             broadcast.sin_family = sa_family_t(AF_INET)
             broadcast.sin_addr.s_addr = host | ~bits  // both in network order: the bits line up
             return withUnsafePointer(to: &broadcast) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { NumericAddress.text(of: $0, length: socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    NumericAddress.text(of: $0, length: socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         return nil
@@ -189,7 +201,8 @@ final class LightingSocket {
         let index = if_nametoindex(interface)
         guard index != 0 else {
             throw NetworkError(
-                description: "this machine has no network interface \(interface) (it has \(interfaceNames().joined(separator: ", "))); "
+                description:
+                    "this machine has no network interface \(interface) (it has \(interfaceNames().joined(separator: ", "))); "
                     + "fix interface= or lighting.interface (`ip link` lists them)")
         }
         return index

@@ -1,15 +1,16 @@
+import Dispatch
+public import LightOrganCore
+public import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-public import LightOrganCore
-public import Logging
 
 /// Drives one lighting target (an sACN or Art-Net node, a WLED strip) over UDP: the newest frame
 /// at most ``LightingTarget/rate`` times a second, kept alive while the lamps are lit, let go when
@@ -115,7 +116,8 @@ public final class LightingTransmitter: Sendable {
         self.patch = patch
         let renderer = FixtureRenderer(patch: patch)
         let packetizer = LightingPacketizer(for: renderer, source: source, priority: patch.target.priority)
-        condition = MonotonicCondition(State(renderer: renderer, packetizer: packetizer, litAt: MonotonicClock.nanoseconds()))
+        condition = MonotonicCondition(
+            State(renderer: renderer, packetizer: packetizer, litAt: MonotonicClock.nanoseconds()))
         interval = 1_000_000_000 / Int64(patch.target.rate)
         slack = interval / 4
         self.releaseAfter = Int64(releaseAfter / .nanoseconds(1))
@@ -123,9 +125,13 @@ public final class LightingTransmitter: Sendable {
         let host = patch.target.host == LightingTarget.multicast ? "239.255.0.1" : patch.target.host
         self.locate = locate ?? { [host] }
         self.logger = logger
-        let universes = patch.target.kind == .ddp ? "" : ", universe\(patch.universes.count > 1 ? "s" : "") \(patch.universes.map(String.init).joined(separator: ", "))"
+        let universes =
+            patch.target.kind == .ddp
+            ? ""
+            : ", universe\(patch.universes.count > 1 ? "s" : "") \(patch.universes.map(String.init).joined(separator: ", "))"
         logger.info(
-            "\(patch.target.kind.displayName) \(patch.target): \(patch.fixtures.count) fixture\(patch.fixtures.count > 1 ? "s" : "") (\(patch.fixtures.map { "\($0.layout)" }.joined(separator: ", "))\(universes)), at most \(patch.target.rate) packets/s")
+            "\(patch.target.kind.displayName) \(patch.target): \(patch.fixtures.count) fixture\(patch.fixtures.count > 1 ? "s" : "") (\(patch.fixtures.map { "\($0.layout)" }.joined(separator: ", "))\(universes)), at most \(patch.target.rate) packets/s"
+        )
         DedicatedThread.start(named: "lighting \(patch.target.kind)") { [self] in run() }
     }
 
@@ -206,7 +212,8 @@ public final class LightingTransmitter: Sendable {
                 state.reportedDropped = state.dropped
                 state.reportedFailed = state.failed
             }
-            var line = "\(patch.target.address) sent \(state.sent - state.reportedSent), dropped \(state.dropped - state.reportedDropped)"
+            var line =
+                "\(patch.target.address) sent \(state.sent - state.reportedSent), dropped \(state.dropped - state.reportedDropped)"
             if state.failed > state.reportedFailed { line += ", failed \(state.failed - state.reportedFailed)" }
             if state.released { line += " (released: lamps dark)" }
             if let problem = state.lastProblem { line += " (\(problem))" }
@@ -229,14 +236,18 @@ public final class LightingTransmitter: Sendable {
                     let now = MonotonicClock.nanoseconds()
                     if state.stopping { return true }  // dark and terminated by stop() already
                     if now >= state.nextResolve { return false }
-                    if let frame = state.pending, now >= max(state.nextSlot - slack, state.pendingSince + Self.flushAfter) {
+                    if let frame = state.pending,
+                        now >= max(state.nextSlot - slack, state.pendingSince + Self.flushAfter)
+                    {
                         state.pending = nil
                         send(frame, in: &state, now: now)
                     }
                     if !state.released {
                         if state.lastShown.isOff, now - state.litAt >= releaseAfter {
                             letGo(&state, now: now)
-                            logger.info("\(patch.target): lamps dark for \(Double(releaseAfter) / 1e9) s; let go until they light again")
+                            logger.info(
+                                "\(patch.target): lamps dark for \(Double(releaseAfter) / 1e9) s; let go until they light again"
+                            )
                         } else if state.pending == nil, now >= repeatDue(state) {
                             send(state.lastShown, in: &state, now: now, repeated: true)
                         }
@@ -261,7 +272,8 @@ public final class LightingTransmitter: Sendable {
     /// When the last frame is due again: ``repeatGap`` after it went out until it has gone out
     /// ``sendsBeforeKeepAlive`` times, then ``keepAlive``.
     private func repeatDue(_ state: State) -> Int64 {
-        state.lastSendAt + (state.sendsOfLast < Self.sendsBeforeKeepAlive ? max(Self.repeatGap, interval) : Self.keepAlive)
+        state.lastSendAt
+            + (state.sendsOfLast < Self.sendsBeforeKeepAlive ? max(Self.repeatGap, interval) : Self.keepAlive)
     }
 
     /// Opens a socket to `hosts` (empty: none known yet), logging changes once.
@@ -275,7 +287,9 @@ public final class LightingTransmitter: Sendable {
                 problem = "\(error)"
             }
         } else {
-            problem = patch.target.kind == .artnet ? "no Art-Net node answered ArtPoll yet" : "no WLED device found yet (DNS-SD _wled._tcp)"
+            problem =
+                patch.target.kind == .artnet
+                ? "no Art-Net node answered ArtPoll yet" : "no WLED device found yet (DNS-SD _wled._tcp)"
         }
         condition.withLock { state in
             let now = MonotonicClock.nanoseconds()
@@ -308,19 +322,25 @@ public final class LightingTransmitter: Sendable {
             let groups = universes.map { "239.255.\($0 >> 8).\($0 & 0xff)" }
             let which = universes.count > 1 ? "the groups of universes" : "the group of universe"
             let sync = target.syncUniverse.map { ", synchronized on \($0)" } ?? ""
-            return "\(groups.joined(separator: ", ")):\(target.port) (\(which) \(universes.map(String.init).joined(separator: ", "))\(sync))"
+            return
+                "\(groups.joined(separator: ", ")):\(target.port) (\(which) \(universes.map(String.init).joined(separator: ", "))\(sync))"
                 + (link.isEmpty ? " by the default route's link" : link)
         }
         if target.host == LightingTarget.broadcast {
-            return "\(socket.addressText):\(target.port) (broadcast)" + (link.isEmpty ? " by the default route's link" : link)
+            return "\(socket.addressText):\(target.port) (broadcast)"
+                + (link.isEmpty ? " by the default route's link" : link)
         }
-        let shown = hosts.joined(separator: ", ") == socket.addressText ? socket.addressText : "\(hosts.joined(separator: ", ")) (\(socket.addressText))"
+        let shown =
+            hosts.joined(separator: ", ") == socket.addressText
+            ? socket.addressText : "\(hosts.joined(separator: ", ")) (\(socket.addressText))"
         return "\(shown):\(target.port)\(link)"
     }
 
     /// Renders and sends `frame` (every universe, or every DDP packet); `repeated`: the same
     /// frame again (a repeat or keep-alive).
-    private func send(_ frame: LevelFrame, in state: inout State, now: Int64, terminated: Bool = false, repeated: Bool = false) {
+    private func send(
+        _ frame: LevelFrame, in state: inout State, now: Int64, terminated: Bool = false, repeated: Bool = false
+    ) {
         if let step = state.checkStep, !frame.isOff {
             state.renderer.render(step)
         } else {
@@ -342,7 +362,8 @@ public final class LightingTransmitter: Sendable {
             case .dropped: state.dropped += 1
             case .failed(let code):
                 state.failed += 1
-                let problem = "cannot send to \(socket.addressText):\(patch.target.port): \(NetworkError.errnoText(code))"
+                let problem =
+                    "cannot send to \(socket.addressText):\(patch.target.port): \(NetworkError.errnoText(code))"
                 if state.lastProblem != problem {
                     logger.warning("\(patch.target): \(problem)")
                     state.lastProblem = problem

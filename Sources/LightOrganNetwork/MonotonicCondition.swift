@@ -1,7 +1,8 @@
+import LightOrganCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import LightOrganCore
 
 /// A ``ThreadCondition`` guarding a value of type `Value`: timed waits on CLOCK_MONOTONIC (a
 /// wall-clock jump never stretches or cuts a wait).

@@ -1,10 +1,11 @@
+import NIOCore
+import NIOPosix
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NIOCore
-import NIOPosix
 
 /// Socket options both ends set so that a dead peer is noticed within seconds, not hours.
 ///

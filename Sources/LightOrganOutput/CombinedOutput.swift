@@ -28,7 +28,7 @@ public struct CombinedOutput: LevelOutput {
 
     public mutating func showCheck(_ check: OutputCheck?) throws {
         switch check {
-        case .line: 
+        case .line:
             try strip.showCheck(nil)
             try lamps.showCheck(check)
         case .strip:

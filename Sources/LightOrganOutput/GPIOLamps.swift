@@ -1,13 +1,14 @@
 import CGPIODShim
 import Dispatch
+public import LightOrganCore
+import Synchronization
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-public import LightOrganCore
-import Synchronization
 
 /// The `gpio` output: lamps on GPIO lines through libgpiod (the kernel's GPIO character device, so
 /// it runs on every Raspberry Pi, the Pi 5's RP1 included), with brightness by software PWM.
@@ -230,7 +231,9 @@ public struct GPIOError: Error, CustomStringConvertible {
                             + "pick another line in receiver.lines or stop the other program")
                 }
             }
-            return GPIOError("a GPIO line of \(offsets) on \(chip) is busy; pick other lines in receiver.lines or stop the other program")
+            return GPIOError(
+                "a GPIO line of \(offsets) on \(chip) is busy; pick other lines in receiver.lines or stop the other program"
+            )
         case EACCES, EPERM:
             return GPIOError(
                 "no permission to use GPIO chip \(chip); add the user to the gpio group (sudo usermod -aG gpio $USER, "

@@ -36,7 +36,8 @@ public final class LEDStrip: LevelOutput, @unchecked Sendable {
             pixels: settings.pixels, effect: settings.effect, palette: settings.palette,
             gamma: device.appliesGamma ? 1 : settings.gamma,
             brightness: device.appliesBrightness ? 1 : Float(settings.brightness) / 100)
-        description = StripDescription(device: device.path, pixels: settings.pixels, led: settings.led, effect: settings.effect)
+        description = StripDescription(
+            device: device.path, pixels: settings.pixels, led: settings.led, effect: settings.effect)
         shown = Mutex([UInt8](repeating: 0, count: 3 * settings.pixels))
         DedicatedThread.start(named: "lightorgan strip", timeKeeping: true) { [self] in runWriter() }
         hand(renderer.pixels)  // dark from the start, whatever the strip showed before
@@ -48,9 +49,11 @@ public final class LEDStrip: LevelOutput, @unchecked Sendable {
         if settings.device == StripSettings.virtualDevice {
             device = VirtualStripDevice()
         } else if settings.device.hasPrefix("/dev/leds") {
-            device = try PIOStripDevice(path: settings.device, pixels: settings.pixels, led: settings.led, brightness: settings.brightness)
+            device = try PIOStripDevice(
+                path: settings.device, pixels: settings.pixels, led: settings.led, brightness: settings.brightness)
         } else {
-            device = try SPIStripDevice(path: settings.device, pixels: settings.pixels, led: settings.led, order: settings.wireOrder)
+            device = try SPIStripDevice(
+                path: settings.device, pixels: settings.pixels, led: settings.led, order: settings.wireOrder)
         }
         return LEDStrip(device: device, settings: settings)
     }
@@ -59,7 +62,11 @@ public final class LEDStrip: LevelOutput, @unchecked Sendable {
     public var notes: [String] { device.notes }
 
     public func show(_ frame: LevelFrame) throws {
-        if let error = failure.withLock({ error in defer { error = nil }; return error }) { throw error }
+        if let error = failure.withLock({ error in
+            defer { error = nil }; return error
+        }) {
+            throw error
+        }
         renderer.render(frame, at: MonotonicClock.seconds())
         hand(renderer.pixels)
     }

@@ -1,7 +1,8 @@
+public import LightOrganCore
+
 #if os(Linux)
 import Glibc
 #endif
-public import LightOrganCore
 
 /// A strip on the Pi 5's RP1 PIO through Raspberry Pi's `ws2812-pio-rp1` driver
 /// (`dtoverlay=ws2812-pio,gpio=N,num_leds=N[,rgbw]` gives `/dev/leds0`).
@@ -29,7 +30,9 @@ public final class PIOStripDevice: StripDevice, @unchecked Sendable {
         self.path = path
         rgbw = led.channels == 4
         frame = [UInt8](repeating: 0, count: 4 * pixels)
-        notes = ["\(pixels) pixels on the Pi 5's PIO (\(path)): \(4 * pixels) bytes a frame, the driver's gamma and brightness"]
+        notes = [
+            "\(pixels) pixels on the Pi 5's PIO (\(path)): \(4 * pixels) bytes a frame, the driver's gamma and brightness"
+        ]
         try setBrightness(percent: brightness)
     }
 

@@ -1,9 +1,10 @@
 import CSPIShim
+public import LightOrganCore
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #endif
-public import LightOrganCore
 
 /// A WS2812B/SK6812 strip on spidev (`/dev/spidev0.0`: SPI0, MOSI on GPIO 10, header pin 19; on
 /// every Pi from the 3 to the 5): each frame is encoded by ``WS2812Encoding`` and sent as ONE
@@ -37,7 +38,9 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
         guard lightorgan_spi_configure(fd, UInt32(WS2812Encoding.clockHz)) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw StripError("\(path) refuses SPI mode 0 at \(WS2812Encoding.clockHz) Hz (\(String(cString: strerror(code)))); is it an SPI device?")
+            throw StripError(
+                "\(path) refuses SPI mode 0 at \(WS2812Encoding.clockHz) Hz (\(String(cString: strerror(code)))); is it an SPI device?"
+            )
         }
         self.path = path
         self.order = order
@@ -48,14 +51,17 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
         ]
         if seconds > 0.01 {
             notes.append(
-                "\(pixels) pixels take \((seconds * 1000).formatted(decimals: 1)) ms a frame: the strip shows at most \(Int(1 / seconds)) frames a second (100 needs at most \(Self.pixelsAt100(led)) pixels)")
+                "\(pixels) pixels take \((seconds * 1000).formatted(decimals: 1)) ms a frame: the strip shows at most \(Int(1 / seconds)) frames a second (100 needs at most \(Self.pixelsAt100(led)) pixels)"
+            )
         }
         self.notes = notes
     }
 
     public func write(rgb: [UInt8]) throws(StripError) {
         WS2812Encoding.encode(rgb: rgb, order: order, into: &spi)
-        let sent = spi.withUnsafeBufferPointer { lightorgan_spi_write(fd, $0.baseAddress, $0.count, UInt32(WS2812Encoding.clockHz)) }
+        let sent = spi.withUnsafeBufferPointer {
+            lightorgan_spi_write(fd, $0.baseAddress, $0.count, UInt32(WS2812Encoding.clockHz))
+        }
         guard sent >= 0 else {
             let code = errno
             if code == EMSGSIZE {
@@ -86,10 +92,12 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
     }
 
     static func tooLarge(pixels: Int, bytes: Int, limit: Int, led: StripLED?) -> StripError {
-        let fewer = led.map { ", or set receiver.strip.pixels to at most \(pixelsFitting(limit, channels: $0.channels))" } ?? ""
+        let fewer =
+            led.map { ", or set receiver.strip.pixels to at most \(pixelsFitting(limit, channels: $0.channels))" } ?? ""
         return StripError(
             "a frame of \(pixels) pixels is \(bytes) bytes on SPI, more than spidev's limit of \(limit) bytes (\(bufsizFile)); "
-                + "add spidev.bufsiz=\(max(32768, bytes)) to the kernel command line (/boot/firmware/cmdline.txt) and reboot\(fewer)")
+                + "add spidev.bufsiz=\(max(32768, bytes)) to the kernel command line (/boot/firmware/cmdline.txt) and reboot\(fewer)"
+        )
     }
 }
 
@@ -102,6 +110,7 @@ extension Double {
         let text = String(whole)
         guard decimals > 0, let dot = text.firstIndex(of: ".") else { return text }
         let fraction = text[text.index(after: dot)...]
-        return String(text[..<dot]) + "." + String(fraction.prefix(decimals)) + String(repeating: "0", count: max(0, decimals - fraction.count))
+        return String(text[..<dot]) + "." + String(fraction.prefix(decimals))
+            + String(repeating: "0", count: max(0, decimals - fraction.count))
     }
 }

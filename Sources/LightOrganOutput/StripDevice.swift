@@ -1,7 +1,8 @@
+import LightOrganCore
+
 #if os(Linux)
 import Glibc
 #endif
-public import LightOrganCore
 
 /// Where a strip's pixels go: spidev (``SPIStripDevice``), the Pi 5's ws2812-pio
 /// (``PIOStripDevice``), or nowhere (``VirtualStripDevice``).
@@ -51,7 +52,8 @@ public struct StripError: Error, CustomStringConvertible {
                 ? StripError("no SPI device \(path): SPI is not enabled; \(enableSPI)")
                 : StripError(
                     "no strip device \(path): the Pi 5's ws2812-pio overlay is not loaded; add "
-                        + "dtoverlay=ws2812-pio,gpio=18,num_leds=N to /boot/firmware/config.txt and reboot, or use /dev/spidev0.0")
+                        + "dtoverlay=ws2812-pio,gpio=18,num_leds=N to /boot/firmware/config.txt and reboot, or use /dev/spidev0.0"
+                )
         case EACCES, EPERM:
             let group = isSPI ? "spi" : "video"
             return StripError(
@@ -70,7 +72,8 @@ public struct StripError: Error, CustomStringConvertible {
             "\(path) is a plain file, not a device"
                 + (isSPI
                     ? " (something wrote to it while SPI was off): SPI is not enabled; delete the file (sudo rm \(path)), \(enableSPI)"
-                    : ": the ws2812-pio overlay is not loaded; delete the file and add dtoverlay=ws2812-pio,… to /boot/firmware/config.txt"))
+                    : ": the ws2812-pio overlay is not loaded; delete the file and add dtoverlay=ws2812-pio,… to /boot/firmware/config.txt")
+        )
     }
 }
 

@@ -1,4 +1,5 @@
 public import LightOrganCore
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
@@ -128,7 +129,9 @@ public struct TerminalLamps: LevelOutput {
 
     /// One plain line: time since the first frame, then the three levels.
     static func plainLine(for frame: LevelFrame, seconds: Double) -> String {
-        String(cFormat: "t=%.2f s  bass %3d  mid %3d  treble %3d\n", seconds, Int32(frame.bass), Int32(frame.mid), Int32(frame.treble))
+        String(
+            cFormat: "t=%.2f s  bass %3d  mid %3d  treble %3d\n", seconds, Int32(frame.bass), Int32(frame.mid),
+            Int32(frame.treble))
     }
 }
 

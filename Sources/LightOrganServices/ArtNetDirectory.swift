@@ -38,7 +38,8 @@ public final class ArtNetDirectory: Service, Sendable {
     /// their address text.
     public func nodes(outputting universes: [Int]) -> [String] {
         state.withLock { state in
-            state.nodes.values.sorted { $0.node.address < $1.node.address }.filter { $0.node.outputs(anyOf: universes) }.map(\.node.address)
+            state.nodes.values.sorted { $0.node.address < $1.node.address }.filter { $0.node.outputs(anyOf: universes) }
+                .map(\.node.address)
         }
     }
 
@@ -56,13 +57,20 @@ public final class ArtNetDirectory: Service, Sendable {
                 state.withLock { state in
                     for node in heard {
                         if state.nodes[node.address] == nil {
-                            let outputs = node.outputUniverses.isEmpty ? "outputs not stated" : "outputs universes \(node.outputUniverses.map(String.init).joined(separator: ", "))"
-                            logger.info("artnet://auto: found the Art-Net node \(node.address) \"\(node.shortName)\" (\(outputs))")
+                            let outputs =
+                                node.outputUniverses.isEmpty
+                                ? "outputs not stated"
+                                : "outputs universes \(node.outputUniverses.map(String.init).joined(separator: ", "))"
+                            logger.info(
+                                "artnet://auto: found the Art-Net node \(node.address) \"\(node.shortName)\" (\(outputs))"
+                            )
                         }
                         state.nodes[node.address] = (node, now)
                     }
                     for (address, entry) in state.nodes where now - entry.heardAt > Self.forgetAfter {
-                        logger.info("artnet://auto: the Art-Net node \(address) \"\(entry.node.shortName)\" stopped answering; no longer sent to")
+                        logger.info(
+                            "artnet://auto: the Art-Net node \(address) \"\(entry.node.shortName)\" stopped answering; no longer sent to"
+                        )
                         state.nodes[address] = nil
                     }
                 }

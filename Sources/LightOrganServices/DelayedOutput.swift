@@ -31,7 +31,8 @@ final class DelayedOutput: LevelOutput {
 
     /// Shows on `output` each frame `delay` after it is given; `failed` hears the output's errors.
     init(
-        wrapping output: any LevelOutput, delay: TimeAmount, eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
+        wrapping output: any LevelOutput, delay: TimeAmount,
+        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
         failed: @escaping @Sendable (any Error) -> Void
     ) {
         self.eventLoop = eventLoop

@@ -1,13 +1,14 @@
+public import LightOrganCore
+import LightOrganOutput
+public import Logging
+import Synchronization
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-public import LightOrganCore
-import LightOrganOutput
-public import Logging
-import Synchronization
 
 /// The sender's frames as they are made: one ``LevelFrame`` every 1/fps s of audio, handed to a
 /// ``Delivery`` on the thread that made it, which sends it there and then (a `send(2)` per
@@ -174,14 +175,17 @@ public enum FrameStream {
                 }
                 if let counter = overrunCounter, counter.overruns != overrunsLogged {
                     overrunsLogged = counter.overruns
-                    logger.warning("capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it")
+                    logger.warning(
+                        "capture overrun (\(overrunsLogged) so far): audio was lost because the machine was too busy to read it"
+                    )
                 }
                 if consumed >= nextFrameAt {
                     if let output, let change = sync.follow(output.outputLatency) { logger.info("\(change)") }
                     let frame = analyzer.nextFrame()
                     if let pacer {
                         pacer.add(
-                            frame, endingAtSample: consumed, delayNanoseconds: Int64(sync.delayMilliseconds) * 1_000_000,
+                            frame, endingAtSample: consumed,
+                            delayNanoseconds: Int64(sync.delayMilliseconds) * 1_000_000,
                             now: arrived)
                     } else {
                         gate.offer(frame)

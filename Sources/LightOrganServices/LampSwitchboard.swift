@@ -1,13 +1,14 @@
+import LightOrganCore
+import LightOrganNetwork
+import Logging
+import Synchronization
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-import LightOrganNetwork
-import Logging
-import Synchronization
 
 /// Asks for the local-network name of a sender's address (`192.168.1.23` → `laptop.local`) and
 /// answers later, on any thread, with nil when there is none (``HostNameResolver/lookUp(_:then:)``).
@@ -206,13 +207,17 @@ final class LampSwitchboard: FrameSink {
                     kind = rate >= 30 ? .lightorgan : .legacy
                 }
                 let port = connection.peer.split(separator: ":").last.flatMap { Int($0) }
-                sender = .init(address: connection.address, port: driving.id < 0 ? nil : port, name: page.names[connection.address], kind: kind, since: driving.since)
+                sender = .init(
+                    address: connection.address, port: driving.id < 0 ? nil : port,
+                    name: page.names[connection.address], kind: kind, since: driving.since)
             }
             let stale = page.lastApplied.map { now - $0 > .seconds(2) } ?? true
             var age: ReceiverStatus.FrameAge?
             if !page.ages.isEmpty {
                 let sorted = page.ages.sorted()
-                func at(_ q: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]) / 1000 }
+                func at(_ q: Double) -> Double {
+                    Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]) / 1000
+                }
                 age = .init(p50: at(0.5), p99: at(0.99))
             }
             return SenderFacts(
@@ -221,7 +226,8 @@ final class LampSwitchboard: FrameSink {
         }
     }
 
-    private func noteShown(_ id: Int, completed: Int, arrivedAt arrival: ContinuousClock.Instant, on state: inout State) {
+    private func noteShown(_ id: Int, completed: Int, arrivedAt arrival: ContinuousClock.Instant, on state: inout State)
+    {
         let now = clock.now
         if state.page.driving?.id != id { state.page.driving = (id, Self.unixNow()) }
         state.page.opened[id]?.frames += completed

@@ -99,7 +99,9 @@ final class LampTap: LevelOutput {
 
     private func tellWatchers() {
         guard watcherCount.load(ordering: .relaxed) > 0 else { return }
-        let tell: @Sendable () -> Void = { [self] in for changed in watchers.withLock({ Array($0.values) }) { changed() } }
+        let tell: @Sendable () -> Void = { [self] in
+            for changed in watchers.withLock({ Array($0.values) }) { changed() }
+        }
         if eventLoop.inEventLoop {
             tell()
         } else if !hopPending.exchange(true, ordering: .acquiringAndReleasing) {
@@ -206,7 +208,9 @@ final class LampTap: LevelOutput {
                     return
                 }
                 let current = state.withLock { state -> Bool in
-                    guard state.checkGeneration == generation, state.checking == .strip, !state.isShutDown else { return false }
+                    guard state.checkGeneration == generation, state.checking == .strip, !state.isShutDown else {
+                        return false
+                    }
                     try? state.output.showCheck(.strip(step))
                     return true
                 }
@@ -222,7 +226,8 @@ final class LampTap: LevelOutput {
     /// Ends the check that `generation` started (nil: whichever runs).
     private func endCheck(generation: Int?) {
         let ended = state.withLock { state -> Bool in
-            guard let _ = state.checking, generation == nil || generation == state.checkGeneration, !state.isShutDown else {
+            guard let _ = state.checking, generation == nil || generation == state.checkGeneration, !state.isShutDown
+            else {
                 return false
             }
             state.checking = nil

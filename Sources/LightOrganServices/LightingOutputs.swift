@@ -1,12 +1,13 @@
+public import LightOrganCore
+public import LightOrganNetwork
+public import Logging
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-public import LightOrganCore
-public import LightOrganNetwork
-public import Logging
 
 /// The lighting targets of one side (`sender.hosts` entries with a scheme, or `receiver.forward`),
 /// each driven by its own ``LightingTransmitter``.
@@ -66,9 +67,10 @@ public struct LightingOutputs: Sendable {
     /// The same CID on every start of `role` on this machine: derived from `/etc/machine-id` (the
     /// systemd machine identity; D-Bus's copy, else the host name, where it is missing).
     static func stableIdentifier(role: String) -> [UInt8] {
-        let machine = ["/etc/machine-id", "/var/lib/dbus/machine-id"].lazy.compactMap {
-            try? String(contentsOfFile: $0, encoding: .utf8).trimmingWhitespace()
-        }.first { !$0.isEmpty } ?? ProcessInfo.processInfo.hostName
+        let machine =
+            ["/etc/machine-id", "/var/lib/dbus/machine-id"].lazy.compactMap {
+                try? String(contentsOfFile: $0, encoding: .utf8).trimmingWhitespace()
+            }.first { !$0.isEmpty } ?? ProcessInfo.processInfo.hostName
         return LightingSource.stableIdentifier(machine: machine, role: role)
     }
 }

@@ -1,15 +1,16 @@
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 import LightOrganCore
 import LightOrganNetwork
 import LightOrganWeb
 import Logging
 import NIOCore
 import Synchronization
+
+#if os(Linux)
+import FoundationEssentials
+import Glibc
+#else
+import Foundation
+#endif
 
 /// The receiver as its page sees it: the ``PageBackend`` behind `/live` and `/audio`.
 ///
@@ -147,7 +148,8 @@ final class ReceiverControl: PageBackend {
             case "receiver.strip.brightness": tap.apply(.stripBrightness(receiver.strip.brightness))
             case "receiver.max_brightness": tap.setMaxBrightness(receiver.maxBrightness)
             case "receiver.delay": delayed.setDelay(.milliseconds(Int64(receiver.delayMilliseconds)))
-            case "receiver.timeout": switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
+            case "receiver.timeout":
+                switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
             default: break
             }
             do {
@@ -186,13 +188,15 @@ final class ReceiverControl: PageBackend {
         -> Result<any PageSoundSink, PageRefusal>
     {
         let id = nextSoundID.subtract(1, ordering: .relaxed).oldValue
-        let connection = FrameConnection(id: id, address: address, peer: "\(peer) (page \(start.source))", channel: channel)
+        let connection = FrameConnection(
+            id: id, address: address, peer: "\(peer) (page \(start.source))", channel: channel)
         let parameters = live.withLock { $0.settings.analysis }
         guard
             let sound = BrowserSound(
                 connection: connection, sampleRate: start.sampleRate, parameters: parameters, switchboard: switchboard)
         else {
-            return .failure(PageRefusal("the receiver refused this sender (receiver.allow or receiver.max_connections)"))
+            return .failure(
+                PageRefusal("the receiver refused this sender (receiver.allow or receiver.max_connections)"))
         }
         logger.info("page: \(peer) sends its \(start.source) at \(start.sampleRate) Hz")
         return .success(sound)

@@ -1,6 +1,6 @@
 public import LightOrganCore
-public import LightOrganNetwork
 import LightOrganDiscovery
+public import LightOrganNetwork
 import LightOrganOutput
 public import LightOrganWeb
 public import Logging
@@ -59,7 +59,9 @@ public struct ReceiverService: Service {
         if let lighting, !lighting.transmitters.isEmpty {
             shown = ForwardingOutput(output: output, lighting: lighting)
         }
-        let lines = Band.allCases.flatMap { band in (settings.lines[band] ?? []).map { LampTap.Line(band: band, offset: $0) } }
+        let lines = Band.allCases.flatMap { band in
+            (settings.lines[band] ?? []).map { LampTap.Line(band: band, offset: $0) }
+        }
         // One event loop for the senders' sockets, the page's and the lamps: a frame shown there tells
         // the pages in the same wake-up (and a Pi's receiver has a single thread to wake).
         let loop = MultiThreadedEventLoopGroup.singleton.next()
@@ -77,10 +79,12 @@ public struct ReceiverService: Service {
         var lookup: HostNameLookup?
         if let names { lookup = { address, answer in names.lookUp(address, then: answer) } }
         let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, nameLookup: lookup, logger: logger)
-        let listener = try await FrameListener.bind(host: settings.bind, port: settings.port, sink: switchboard, group: loop)
+        let listener = try await FrameListener.bind(
+            host: settings.bind, port: settings.port, sink: switchboard, group: loop)
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(
-            "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)")
+            "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)"
+        )
         var server: PageServer?
         if let page {
             var pageSettings = page.live.settings.page

@@ -42,7 +42,8 @@ public struct SenderService: Service {
 
     /// A sender of ready-made frames (benchmarks, tests).
     public init(
-        settings: SenderSettings, receivers: [any ReceiverLocator]? = nil, lighting: LightingOutputs? = nil, logger: Logger,
+        settings: SenderSettings, receivers: [any ReceiverLocator]? = nil, lighting: LightingOutputs? = nil,
+        logger: Logger,
         frames: @escaping FrameSource
     ) {
         self.settings = settings
@@ -98,7 +99,8 @@ public struct SenderService: Service {
         while (try? await Task.sleep(for: interval)) != nil {
             let total = made.count.load(ordering: .relaxed)
             defer { reported = total }
-            var line = StatisticsLine.sender(framesMade: total - reported, interval: interval, targets: targets.map { $0.takeStatistics() })
+            var line = StatisticsLine.sender(
+                framesMade: total - reported, interval: interval, targets: targets.map { $0.takeStatistics() })
             for transmitter in lighting?.transmitters ?? [] { line += "; \(transmitter.takeStatistics())" }
             logger.info("\(line)")
         }

@@ -1,11 +1,12 @@
+import LightOrganCore
+import LightOrganOutput
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-import LightOrganOutput
 
 /// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
 /// (`sender.delay`): the capture thread adds each frame as it is made and goes back to reading;

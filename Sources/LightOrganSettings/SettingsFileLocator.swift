@@ -1,4 +1,5 @@
 public import LightOrganCore
+
 #if os(Linux)
 public import FoundationEssentials
 import Glibc
@@ -52,7 +53,8 @@ public struct SettingsFileLocator: Sendable {
         if let fromEnvironment = environment[SettingsCatalog.configEnvironmentVariable], !fromEnvironment.isEmpty {
             guard fileExists(fromEnvironment) else {
                 throw SettingsError(
-                    "environment \(SettingsCatalog.configEnvironmentVariable): settings file \(fromEnvironment) does not exist")
+                    "environment \(SettingsCatalog.configEnvironmentVariable): settings file \(fromEnvironment) does not exist"
+                )
             }
             return fromEnvironment
         }

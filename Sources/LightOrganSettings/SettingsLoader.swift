@@ -1,11 +1,12 @@
 import Configuration
+public import LightOrganCore
+
 #if os(Linux)
 public import FoundationEssentials
 import Glibc
 #else
 public import Foundation
 #endif
-public import LightOrganCore
 
 /// Reads ``Settings`` from command-line options, environment, settings file and defaults, in that
 /// order of precedence, through swift-configuration (the file read with libyaml, ``YAMLDocument``).
@@ -65,7 +66,8 @@ public struct SettingsLoader: Sendable {
 
         var providers: [(provider: any ConfigProvider, source: (String) -> SettingSource)] = []
         providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
-        providers.append((try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
+        providers.append(
+            (try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
         var pageReplaced: [String: String] = [:]
         if let pageFile, FileManager.default.fileExists(atPath: pageFile),
             let contents = try Self.read(file: pageFile, onlyThese: PageSettings.tunableKeys)
@@ -112,7 +114,9 @@ public struct SettingsLoader: Sendable {
         var beneath: [String: RawSetting] = [:]
         for name in PageSettings.tunableKeys {
             let key = AbsoluteConfigKey(ConfigKey(name))
-            if let fileSource, case .string(let text)? = (try? fileProvider?.value(forKey: key, type: .string))?.value?.content {
+            if let fileSource,
+                case .string(let text)? = (try? fileProvider?.value(forKey: key, type: .string))?.value?.content
+            {
                 beneath[name] = RawSetting(text, from: fileSource)
             } else if let entry = SettingsCatalog.key(named: name) {
                 beneath[name] = RawSetting(entry.defaultValue, from: .builtInDefault)
@@ -202,7 +206,8 @@ public struct SettingsLoader: Sendable {
         var replaced: [String: String] = [:]
         for (name, line, node) in leaves {
             let place = "\(path):\(line)"
-            if let onlyThese, name.hasPrefix(Self.replacedSection), onlyThese.contains(String(name.dropFirst(Self.replacedSection.count))),
+            if let onlyThese, name.hasPrefix(Self.replacedSection),
+                onlyThese.contains(String(name.dropFirst(Self.replacedSection.count))),
                 let text = node.scalarText
             {
                 replaced[String(name.dropFirst(Self.replacedSection.count))] = text
@@ -210,7 +215,8 @@ public struct SettingsLoader: Sendable {
             }
             if let onlyThese, !onlyThese.contains(name) {
                 throw SettingsError(
-                    "\(place): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line")
+                    "\(place): \(name) does not belong in the page's file (it holds \(onlyThese.joined(separator: ", "))); delete the line"
+                )
             }
             let value = Self.text(of: node)
             if let key = SettingsCatalog.key(named: name) {
@@ -220,7 +226,8 @@ public struct SettingsLoader: Sendable {
                 } else if let texts = node.scalarList {
                     content = .stringArray(texts)
                 } else {
-                    throw SettingsError("\(SettingSource.file(place)): \(name) must be a single value; allowed: \(key.allowed)")
+                    throw SettingsError(
+                        "\(SettingSource.file(place)): \(name) must be a single value; allowed: \(key.allowed)")
                 }
                 values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: false)
                 continue
@@ -230,21 +237,26 @@ public struct SettingsLoader: Sendable {
                 guard FixtureSettings.isField(field) else {
                     let closest = FixtureSettings.closestField(to: field)
                     throw SettingsError(
-                        "\(source): unknown key \(name); did you mean fixtures.\(fixture).\(closest)? (a fixture has \(FixtureSettings.fields.map(\.name).joined(separator: ", ")))")
+                        "\(source): unknown key \(name); did you mean fixtures.\(fixture).\(closest)? (a fixture has \(FixtureSettings.fields.map(\.name).joined(separator: ", ")))"
+                    )
                 }
                 guard let value else {
-                    throw SettingsError("\(source): \(name) must be a single value; allowed: \(FixtureSettings.fields.first { $0.name == field }!.allowed)")
+                    throw SettingsError(
+                        "\(source): \(name) must be a single value; allowed: \(FixtureSettings.fields.first { $0.name == field }!.allowed)"
+                    )
                 }
                 fixtures[name] = RawSetting(value, from: source)
                 continue
             }
             if name.hasPrefix("fixtures") {
                 throw SettingsError(
-                    "\(source): \(name) is not a fixture setting; write fixtures.NAME.target: sacn://… with NAME of your choice (see the example file)")
+                    "\(source): \(name) is not a fixture setting; write fixtures.NAME.target: sacn://… with NAME of your choice (see the example file)"
+                )
             }
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
-        return FileContents(provider: InMemoryProvider(name: path, values: values), fixtures: fixtures, replaced: replaced)
+        return FileContents(
+            provider: InMemoryProvider(name: path, values: values), fixtures: fixtures, replaced: replaced)
     }
 
     /// A scalar's text, or a list of scalars as comma-separated text; nil for anything else.
@@ -253,7 +265,9 @@ public struct SettingsLoader: Sendable {
     }
 
     /// Dotted names of every value in the mapping with their 1-based lines (the key's) and their nodes.
-    private static func leafKeys(of mapping: [(key: YAMLNode, value: YAMLNode)], prefix: String) -> [(String, Int, YAMLNode)] {
+    private static func leafKeys(of mapping: [(key: YAMLNode, value: YAMLNode)], prefix: String) -> [(
+        String, Int, YAMLNode
+    )] {
         mapping.flatMap { key, value -> [(String, Int, YAMLNode)] in
             let name = prefix + (key.scalarText ?? "?")
             switch value {

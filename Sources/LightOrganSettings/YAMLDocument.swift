@@ -105,7 +105,8 @@ enum YAMLDocument {
         private mutating func node(from event: Event, depth: Int) throws(YAMLDocumentError) -> YAMLNode {
             guard depth < YAMLDocument.maximumDepth else {
                 throw YAMLDocumentError(
-                    reason: "lists and mappings nest deeper than \(YAMLDocument.maximumDepth) levels", line: nil, column: nil)
+                    reason: "lists and mappings nest deeper than \(YAMLDocument.maximumDepth) levels", line: nil,
+                    column: nil)
             }
             let made: YAMLNode
             let anchor: String?
@@ -115,7 +116,8 @@ enum YAMLDocument {
                 anchor = named
             case .alias(let name, let line):
                 guard let target = anchors[name] else {
-                    throw YAMLDocumentError(reason: "the alias *\(name) names no anchor before it", line: line, column: nil)
+                    throw YAMLDocumentError(
+                        reason: "the alias *\(name) names no anchor before it", line: line, column: nil)
                 }
                 return target
             case .sequenceStart(let named, let line):
@@ -157,11 +159,14 @@ enum YAMLDocument {
             case YAML_ALIAS_EVENT: return .alias(anchor: Self.text(event.data.alias.anchor) ?? "", line: line)
             case YAML_SCALAR_EVENT:
                 let scalar = event.data.scalar
-                let text = String(decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
+                let text = String(
+                    decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
                 return .scalar(text, anchor: Self.text(scalar.anchor), line: line)
-            case YAML_SEQUENCE_START_EVENT: return .sequenceStart(anchor: Self.text(event.data.sequence_start.anchor), line: line)
+            case YAML_SEQUENCE_START_EVENT:
+                return .sequenceStart(anchor: Self.text(event.data.sequence_start.anchor), line: line)
             case YAML_SEQUENCE_END_EVENT: return .sequenceEnd
-            case YAML_MAPPING_START_EVENT: return .mappingStart(anchor: Self.text(event.data.mapping_start.anchor), line: line)
+            case YAML_MAPPING_START_EVENT:
+                return .mappingStart(anchor: Self.text(event.data.mapping_start.anchor), line: line)
             case YAML_MAPPING_END_EVENT: return .mappingEnd
             default: throw unexpected()
             }

@@ -21,7 +21,9 @@ final class HTTPSRedirectHandler: ChannelInboundHandler, Sendable {
         } else {
             status = .badRequest
         }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil)
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         done.whenComplete { _ in bound.value.close(promise: nil) }

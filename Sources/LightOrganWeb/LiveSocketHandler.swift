@@ -132,7 +132,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
         }
         messagesInWindow += 1
         guard messagesInWindow <= Self.messagesPerSecond else {
-            context.closeSocket(PageProtocolError(.policyViolation, "more than \(Self.messagesPerSecond) messages a second"))
+            context.closeSocket(
+                PageProtocolError(.policyViolation, "more than \(Self.messagesPerSecond) messages a second"))
             return
         }
         let request: PageRequest
@@ -145,7 +146,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
         switch request {
         case .hello(let key):
             if !key.isEmpty, !backend.isSecret(key) {
-                logger.warning("page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") gave a wrong key")
+                logger.warning(
+                    "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") gave a wrong key")
                 context.closeSocket(PageProtocolError(.wrongKey, "wrong key"))
                 return
             }
@@ -153,7 +155,8 @@ final class LiveSocketHandler: ChannelInboundHandler {
             mayControl = !key.isEmpty
             socket.connections.greeted(socket.id, withKey: mayControl)
             logger.info(
-                "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") opened the page (\(mayControl ? "with the key" : "to look"))")
+                "page: \(context.channel.remoteAddress.map(PageServer.describe) ?? "?") opened the page (\(mayControl ? "with the key" : "to look"))"
+            )
             context.sendText(PageReply.hello(control: mayControl).json())
             context.sendText(backend.statusJSON())
         case .set(let id, let key, let value):

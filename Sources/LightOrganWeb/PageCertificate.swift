@@ -1,11 +1,12 @@
+import LightOrganCore
+public import NIOSSL
+
 #if os(Linux)
 import FoundationEssentials
 import Glibc
 #else
 import Foundation
 #endif
-import LightOrganCore
-public import NIOSSL
 
 /// The page's TLS identity: a certificate and its private key, as PEM files.
 ///
@@ -35,7 +36,9 @@ public struct PageCertificate: Sendable {
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificate)
         } catch {
-            throw PageError("\(certificate): cannot be read as a PEM certificate (\(error)); name another with page.certificate, or leave it empty for a self-signed one")
+            throw PageError(
+                "\(certificate): cannot be read as a PEM certificate (\(error)); name another with page.certificate, or leave it empty for a self-signed one"
+            )
         }
         do {
             privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
@@ -43,7 +46,8 @@ public struct PageCertificate: Sendable {
             throw PageError("\(key): cannot be read as a PEM private key (\(error)); name another with page.key")
         }
         guard !chain.isEmpty else { throw PageError("\(certificate): holds no certificate") }
-        return PageCertificate(chain: chain, privateKey: privateKey, certificatePath: certificate, madeWithFingerprint: nil)
+        return PageCertificate(
+            chain: chain, privateKey: privateKey, certificatePath: certificate, madeWithFingerprint: nil)
     }
 
     /// The certificate kept in `directory`, made there first when there is none.
@@ -85,7 +89,8 @@ public struct PageCertificate: Sendable {
         let candidates = ["/usr/bin/openssl", "/bin/openssl", "/usr/local/bin/openssl"]
         guard let path = candidates.first(where: { access($0, X_OK) == 0 }) else {
             throw PageError(
-                "the page needs a certificate and openssl makes it: sudo apt install openssl (or name your own with page.certificate and page.key, or page.enabled: false)")
+                "the page needs a certificate and openssl makes it: sudo apt install openssl (or name your own with page.certificate and page.key, or page.enabled: false)"
+            )
         }
         let answer: (termination: ChildProcess.Termination, output: [UInt8], errors: [UInt8])
         do {

@@ -12,10 +12,14 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
     /// The headers of every response: our own scripts only, sockets to ourselves (named as
     /// `wss://host` too: older Safari does not count wss: as 'self'), no framing, no referrer.
     static func securityHeaders(host: String?) -> [(String, String)] {
-        let socket = host.flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? " wss://\($0)" : nil } ?? ""
+        let socket =
+            host.flatMap { $0.allSatisfy { $0.isLetter || $0.isNumber || ".-:[]".contains($0) } ? " wss://\($0)" : nil }
+            ?? ""
         return [
-            ("Content-Security-Policy",
-                "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'\(socket); img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+            (
+                "Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; style-src 'self'; connect-src 'self'\(socket); img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+            ),
             ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
             ("Cache-Control", "no-store"),
@@ -30,7 +34,10 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
             switch (head.method, PageAssets.files[path]) {
             case (.GET, let file?), (.HEAD, let file?): (.ok, file.type, file.bytes)
             case _ where path == "/live" || path == "/audio":
-                (.forbidden, "text/plain; charset=utf-8", Array("WebSocket refused: it must come from this receiver's own page (Origin)\n".utf8))
+                (
+                    .forbidden, "text/plain; charset=utf-8",
+                    Array("WebSocket refused: it must come from this receiver's own page (Origin)\n".utf8)
+                )
             case (.GET, nil), (.HEAD, nil): (.notFound, "text/plain; charset=utf-8", Array("not found\n".utf8))
             default: (.methodNotAllowed, "text/plain; charset=utf-8", Array("only GET\n".utf8))
             }
@@ -40,9 +47,12 @@ final class PageHTTPHandler: ChannelInboundHandler, RemovableChannelHandler, Sen
         // One request per connection: SwiftNIO's upgrade handler looks at a connection's first request
         // only, so a WebSocket handshake must never come second on a kept-alive connection.
         headers.add(name: "Connection", value: "close")
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+            promise: nil)
         if head.method != .HEAD {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
         }
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

@@ -38,11 +38,13 @@ public final class PageServer: Sendable {
         let context: NIOSSLContext
         do {
             var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: certificate.chain.map { .certificate($0) }, privateKey: .privateKey(certificate.privateKey))
+                certificateChain: certificate.chain.map { .certificate($0) },
+                privateKey: .privateKey(certificate.privateKey))
             configuration.minimumTLSVersion = .tlsv12
             context = try NIOSSLContext(configuration: configuration)
         } catch {
-            throw PageError("\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
+            throw PageError(
+                "\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
         }
         let connections = PageConnections(logger: logger)
         // On the receiver's event loop, with the frames: a page is told of new lamps in the frame's wake-up.
@@ -60,7 +62,8 @@ public final class PageServer: Sendable {
                 }
                 guard let id = connections.admit(channel, address: address) else { return channel.close() }
                 return channel.eventLoop.makeCompletedFuture {
-                    try configure(channel, id: id, connections: connections, tls: context, backend: backend, logger: logger)
+                    try configure(
+                        channel, id: id, connections: connections, tls: context, backend: backend, logger: logger)
                 }
             }
         do {
@@ -68,7 +71,8 @@ public final class PageServer: Sendable {
             return PageServer(channel: channel)
         } catch {
             throw PageError(
-                "page: cannot listen on \(host):\(port) (\(error)); choose another page.port, or page.enabled: false to serve no page")
+                "page: cannot listen on \(host):\(port) (\(error)); choose another page.port, or page.enabled: false to serve no page"
+            )
         }
     }
 
@@ -99,7 +103,8 @@ public final class PageServer: Sendable {
             shouldUpgrade: { channel, head in
                 let path = head.uri.split(separator: "?").first.map(String.init) ?? head.uri
                 guard path == "/live" || path == "/audio",
-                    OriginPolicy.allows(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host"))
+                    OriginPolicy.allows(
+                        origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host"))
                 else {
                     return channel.eventLoop.makeSucceededFuture(nil)
                 }

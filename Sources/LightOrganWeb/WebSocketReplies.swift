@@ -39,8 +39,10 @@ extension ChannelHandlerContext {
             return true
         case .connectionClose:
             let bound = NIOLoopBound(self, eventLoop: eventLoop)
-            writeAndFlush(NIOAny(WebSocketFrame(fin: true, opcode: .connectionClose, data: channel.allocator.buffer(capacity: 0))))
-                .whenComplete { _ in bound.value.close(promise: nil) }
+            writeAndFlush(
+                NIOAny(WebSocketFrame(fin: true, opcode: .connectionClose, data: channel.allocator.buffer(capacity: 0)))
+            )
+            .whenComplete { _ in bound.value.close(promise: nil) }
             return true
         default:
             return false

@@ -55,14 +55,17 @@ struct RawPCMInputTests {
         }
     }
 
-    @Test("a 40 ms block the reader waited for is taken in one read and stamped with its arrival; its 5 ms pieces keep that stamp, in order")
+    @Test(
+        "a 40 ms block the reader waited for is taken in one read and stamped with its arrival; its 5 ms pieces keep that stamp, in order"
+    )
     func blockArrival() throws {
         let (reader, writer) = try Self.pipe()
         defer { close(reader) }
         let input = RawPCMInput(descriptor: reader, sampleRate: 48_000, channels: 2, sampleFormat: .s16le)
         #expect(input.readAhead == nil)
         // A 40 ms block (1920 frames) and half of the next frame, written while the reader waits.
-        let writing = LateWriter(Self.frames(0..<1_920) + Array(Self.frames(1_920..<1_921).prefix(2)), to: writer, after: 50)
+        let writing = LateWriter(
+            Self.frames(0..<1_920) + Array(Self.frames(1_920..<1_921).prefix(2)), to: writer, after: 50)
         var returned = 0
         var stamp: Int64?
         for _ in 0..<8 {
@@ -78,7 +81,8 @@ struct RawPCMInputTests {
         let written = writing.wait()
         #expect(stamp! >= written && stamp! < written + 1_000_000_000)
         // The half frame waits for its other half, then the next block is stamped anew.
-        let next = LateWriter(Array(Self.frames(1_920..<1_921).suffix(2)) + Self.frames(1_921..<1_930), to: writer, after: 20)
+        let next = LateWriter(
+            Array(Self.frames(1_920..<1_921).suffix(2)) + Self.frames(1_921..<1_930), to: writer, after: 20)
         let samples = try input.read(frames: 240)
         #expect(samples.count == 20)
         #expect(samples.first == Float(1_920) / 32_768)
@@ -87,7 +91,9 @@ struct RawPCMInputTests {
         #expect(try input.read(frames: 240).isEmpty, "the end of the pipe ends the audio")
     }
 
-    @Test("audio already waiting (a file piped in, ahead of its pace) has no arrival time; 16-bit samples go to the analyzer a piece at a time")
+    @Test(
+        "audio already waiting (a file piped in, ahead of its pace) has no arrival time; 16-bit samples go to the analyzer a piece at a time"
+    )
     func audioAhead() throws {
         let (reader, writer) = try Self.pipe()
         defer { close(reader) }

@@ -28,9 +28,12 @@ struct AddressRangeTests {
         #expect(AddressRange.everything.contains("anything"))
     }
 
-    @Test("text that is not an address or range is refused", arguments: [
-        "", "192.168.1", "192.168.1.256", "192.168.1.0/33", "fd00::/129", "1:2:3:4:5:6:7:8:9", "1::2::3", "pi.local", "10.0.0.1/x", "::g",
-    ])
+    @Test(
+        "text that is not an address or range is refused",
+        arguments: [
+            "", "192.168.1", "192.168.1.256", "192.168.1.0/33", "fd00::/129", "1:2:3:4:5:6:7:8:9", "1::2::3",
+            "pi.local", "10.0.0.1/x", "::g",
+        ])
     func invalid(_ text: String) {
         #expect(AddressRange(text) == nil)
     }

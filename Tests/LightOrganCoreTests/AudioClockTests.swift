@@ -34,10 +34,13 @@ struct AudioClockTests {
         #expect(abs(made - (5_000 + 410) * Self.millisecond) <= Self.millisecond / 10)
     }
 
-    @Test("one block handed over early or late does not move the clock; a gap in the audio is taken up within the window")
+    @Test(
+        "one block handed over early or late does not move the clock; a gap in the audio is taken up within the window")
     func outliersAndGaps() throws {
         var clock = AudioClock(sampleRate: Self.rate)
-        Self.feed(&clock, blocks: 0..<100, lateness: { k in k == 60 ? -8 * Self.millisecond : (k == 70 ? 30 * Self.millisecond : 0) })
+        Self.feed(
+            &clock, blocks: 0..<100,
+            lateness: { k in k == 60 ? -8 * Self.millisecond : (k == 70 ? 30 * Self.millisecond : 0) })
         #expect(abs(try #require(clock.origin) - 5_000 * Self.millisecond) <= Self.millisecond / 10)
         // 300 ms of audio lost (an overrun): from block 100 on, every block comes 300 ms later than its count says.
         Self.feed(&clock, blocks: 100..<200, lateness: { _ in 300 * Self.millisecond })
@@ -96,6 +99,8 @@ struct AudioClockTests {
         for n in 1...5 { timeline.add(LevelFrame(bass: UInt8(n), mid: 0, treble: 0), endingAtSample: n * 480) }
         #expect(timeline.waiting == 3)
         #expect(timeline.nextDue == 30 * Self.millisecond, "frames 1 and 2 were dropped")
-        #expect(FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100).capacity == 300, "2 s of delay and a second more")
+        #expect(
+            FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100).capacity == 300, "2 s of delay and a second more"
+        )
     }
 }

@@ -31,7 +31,9 @@ struct BandAnalyzerTests {
         #expect(frames.allSatisfy { $0.isOff })
     }
 
-    @Test("with the level response, a tone burst lights within a frame and goes dark within a quarter second after it stops")
+    @Test(
+        "with the level response, a tone burst lights within a frame and goes dark within a quarter second after it stops"
+    )
     func burstRisesAndFalls() throws {
         struct Burst: AudioSource {
             let format = AudioFormat(sampleRate: 44_100, channels: 1)
@@ -68,7 +70,8 @@ struct BandAnalyzerInputPathTests {
         while start < mono.count {
             let end = min(start + blockFrames, mono.count)
             int16.withUnsafeBufferPointer {
-                viaInt16.process(int16Interleaved: UnsafeBufferPointer(rebasing: $0[(2 * start)..<(2 * end)]), channels: 2)
+                viaInt16.process(
+                    int16Interleaved: UnsafeBufferPointer(rebasing: $0[(2 * start)..<(2 * end)]), channels: 2)
             }
             viaFloat.process(interleaved: float[(2 * start)..<(2 * end)], channels: 2)
             if end / 441 != start / 441 || end == mono.count {

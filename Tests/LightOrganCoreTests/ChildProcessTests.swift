@@ -25,11 +25,14 @@ struct ChildProcessTests {
         // /proc/self/fd listed by ls itself also shows the directory it reads: 0, 1, 2 and that one.
         let descriptors = try ChildProcess.run(path: "/bin/ls", arguments: ["/proc/self/fd"])
         #expect(text(descriptors.output).split(separator: "\n").count == 4)
-        let status = try ChildProcess.run(path: "/bin/sh", arguments: ["-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"])
+        let status = try ChildProcess.run(
+            path: "/bin/sh", arguments: ["-c", "grep -E '^Sig(Blk|Ign)' /proc/self/status"])
         let masks = text(status.output)
         #expect(masks.contains("SigBlk:\t0000000000000000"), "\(masks)")
         // Bit 13 is SIGPIPE: not ignored.
-        let ignored = masks.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.map { UInt64($0.split(separator: "\t")[1], radix: 16) ?? 0 }
+        let ignored = masks.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }.map {
+            UInt64($0.split(separator: "\t")[1], radix: 16) ?? 0
+        }
         #expect((ignored ?? 1) & (1 << 12) == 0, "\(masks)")
     }
 

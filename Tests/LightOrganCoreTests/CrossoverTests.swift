@@ -54,7 +54,9 @@ struct CrossoverTests {
         let input = source.read(frames: Int(sampleRate))
         let output = input.map { filter.process($0) }
         let settled = Int(sampleRate / 2)  // skip the first half second of transient
-        func rms(_ x: ArraySlice<Float>) -> Double { (x.reduce(0) { $0 + Double($1 * $1) } / Double(x.count)).squareRoot() }
+        func rms(_ x: ArraySlice<Float>) -> Double {
+            (x.reduce(0) { $0 + Double($1 * $1) } / Double(x.count)).squareRoot()
+        }
         let measured = 20 * log10(rms(output[settled...]) / rms(input[settled...]))
         let predicted = 20 * log10(filter.magnitude(at: frequency, sampleRate: sampleRate))
         #expect(abs(measured - predicted) < 0.2, "measured \(measured) dB, predicted \(predicted) dB")

@@ -17,7 +17,9 @@ struct BeatSource: AudioSource {
         frequency: Double, length: Double = 0.1, period: Double = 0.5, ramp: Double = 0.002,
         _ segments: [(seconds: Double, decibels: Double)]
     ) {
-        (self.frequency, self.length, self.period, self.ramp, self.segments) = (frequency, length, period, ramp, segments)
+        (self.frequency, self.length, self.period, self.ramp, self.segments) = (
+            frequency, length, period, ramp, segments
+        )
     }
 
     mutating func read(frames: Int) -> [Float] {
@@ -60,11 +62,15 @@ struct DanceResponseTests {
             #expect(gap.allSatisfy { isDark($0[band]) }, "dark between hits: \(gap.map { $0[band] })")
         }
         for other in Band.allCases where other != band {
-            #expect(frames.allSatisfy { $0[other] <= 10 }, "\(other) at \(frequency) Hz: \(frames.map { $0[other] }.max()!)")
+            #expect(
+                frames.allSatisfy { $0[other] <= 10 }, "\(other) at \(frequency) Hz: \(frames.map { $0[other] }.max()!)"
+            )
         }
     }
 
-    @Test("steady noise does not glow: mid and treble sit low and rarely at full; bass flickers but does not glow", arguments: [-40.0, -10])
+    @Test(
+        "steady noise does not glow: mid and treble sit low and rarely at full; bass flickers but does not glow",
+        arguments: [-40.0, -10])
     func steadyNoiseDoesNotGlow(decibels: Double) throws {
         // Known limit: the random swells of a noise in the narrow bass band (few cycles per frame)
         // look like soft kicks, and the bass lamp flickers on them (see TheAnalysis.md).

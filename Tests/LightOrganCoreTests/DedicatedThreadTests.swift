@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LightOrganCore
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct DedicatedThreadTests {
     /// Raising a nice value is always allowed, so this runs unprivileged too.

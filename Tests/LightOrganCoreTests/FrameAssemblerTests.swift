@@ -10,11 +10,15 @@ struct FrameAssemblerTests {
         }
     }
 
-    @Test("any split of a stream yields the frames at the same boundaries: each read's newest is the reference frame at its end")
+    @Test(
+        "any split of a stream yields the frames at the same boundaries: each read's newest is the reference frame at its end"
+    )
     func anySplit() {
         var generator = SeededGenerator(seed: 7)
         for _ in 0..<2000 {
-            let bytes = (0..<Int.random(in: 0...40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator)
+            }
             let frames = reference(bytes)
             var assembler = FrameAssembler()
             var offset = 0

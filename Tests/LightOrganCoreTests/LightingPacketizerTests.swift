@@ -69,7 +69,8 @@ struct LightingPacketizerTests {
     @Test("an ArtDmx packet carries the 15-bit port-address, a sequence 1…255 and an even big-endian length")
     func artDmxLayout() throws {
         var renderer = FixtureRenderer(
-            patch: try patch("artnet://10.0.0.9", [fixture(.rgbw, universe: 0x123, address: 2, on: "artnet://10.0.0.9:6454")]))
+            patch: try patch(
+                "artnet://10.0.0.9", [fixture(.rgbw, universe: 0x123, address: 2, on: "artnet://10.0.0.9:6454")]))
         var packetizer = LightingPacketizer(for: renderer, source: testSource, priority: 100)
         renderer.render(LevelFrame(bass: 255, mid: 0, treble: 0))
         packetizer.encode(renderer)
@@ -88,7 +89,8 @@ struct LightingPacketizerTests {
     @Test("DDP splits 600 pixels into 1440 + 360 bytes at their byte offsets, pushing only the last")
     func ddpLayout() throws {
         let target = "ddp://10.0.0.9"
-        var renderer = FixtureRenderer(patch: try patch(target, [fixture(.blend, pixels: 600, on: "ddp://10.0.0.9:4048")]))
+        var renderer = FixtureRenderer(
+            patch: try patch(target, [fixture(.blend, pixels: 600, on: "ddp://10.0.0.9:4048")]))
         var packetizer = LightingPacketizer(for: renderer, source: testSource, priority: 100)
         renderer.render(LevelFrame(bass: 0, mid: 255, treble: 0))
         packetizer.encode(renderer)
@@ -166,7 +168,10 @@ struct FixtureTests {
             ([fixture(universe: 0)], "universe", "is out of range 1…63999 (sACN)"),
             ([fixture(universe: 64000)], "universe", "is out of range 1…63999 (sACN)"),
             ([fixture(.blend, universe: 63999, pixels: 171)], "pixels", "runs past universe 63999, the last of sACN"),
-            ([fixture(name: "a"), fixture(.rgb, address: 3, name: "b")], "address", "which a already uses (1…3); move one of them (address, universe) or shorten it"),
+            (
+                [fixture(name: "a"), fixture(.rgb, address: 3, name: "b")], "address",
+                "which a already uses (1…3); move one of them (address, universe) or shorten it"
+            ),
         ])
     func refusals(fixtures: [Fixture], field: String, message: String) throws {
         do {
@@ -182,7 +187,10 @@ struct FixtureTests {
     func artNetUniverseZero() throws {
         let placed = try patch(
             "artnet://10.0.0.9",
-            [fixture(universe: 0, on: "artnet://10.0.0.9:6454", name: "a"), fixture(universe: 1, on: "artnet://10.0.0.9:6454", name: "b")])
+            [
+                fixture(universe: 0, on: "artnet://10.0.0.9:6454", name: "a"),
+                fixture(universe: 1, on: "artnet://10.0.0.9:6454", name: "b"),
+            ])
         #expect(placed.universes == [0, 1])
     }
 }

@@ -8,7 +8,10 @@ struct LineDriverTests {
     @Test("pwm shows each band's level with gamma on all its lines")
     func pwm() {
         var driver = LineDriver(mode: .pwm, bands: [.bass, .bass, .treble])
-        #expect(driver.duties(for: LevelFrame(bass: 255, mid: 0, treble: 128), at: 0) == [1, 1, PWMSchedule.duty(forLevel: 128)])
+        #expect(
+            driver.duties(for: LevelFrame(bass: 255, mid: 0, treble: 128), at: 0) == [
+                1, 1, PWMSchedule.duty(forLevel: 128),
+            ])
     }
 
     @Test("onoff switches on at the threshold and off only below threshold − hysteresis")

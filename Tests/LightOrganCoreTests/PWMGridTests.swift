@@ -76,8 +76,9 @@ struct PWMGridTests {
             case .jitterWithinTolerance: Double.random(in: 0..<0.00045, using: &random)
             case .everySeventhNineTenthsLate: wake % 7 == 3 ? 0.9 * PWMGridTests.period : 0.00005
             case .bursts: wake % 50 < 5 ? 3 * PWMGridTests.period : 0.0001
-            case .randomUpToTwoPeriods: Double.random(in: 0..<1, using: &random) < 0.2
-                ? Double.random(in: 0..<2 * PWMGridTests.period, using: &random) : 0.0001
+            case .randomUpToTwoPeriods:
+                Double.random(in: 0..<1, using: &random) < 0.2
+                    ? Double.random(in: 0..<2 * PWMGridTests.period, using: &random) : 0.0001
             }
         }
     }

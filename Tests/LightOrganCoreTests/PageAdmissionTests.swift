@@ -11,7 +11,9 @@ struct PageAdmissionTests {
     func fill(_ admission: inout PageAdmission, count: Int, addresses: [String], first: Int = 0, looking: Bool) {
         for index in 0..<count {
             let id = first + index
-            #expect(admission.admit(id, address: addresses[index % addresses.count], at: at(index)) == .accept(evicting: nil))
+            #expect(
+                admission.admit(id, address: addresses[index % addresses.count], at: at(index))
+                    == .accept(evicting: nil))
             if looking {
                 admission.upgraded(id, at: at(index))
                 admission.greeted(id, withKey: false, at: at(index))
@@ -65,7 +67,9 @@ struct PageAdmissionTests {
         }
         #expect(reason.contains("faster than 3 a second"))
         #expect(admission.admit(31, address: "10.0.0.5", at: at(40)) == .accept(evicting: nil), "another address")
-        #expect(admission.admit(32, address: "10.0.9.1", at: at(400)) == .accept(evicting: nil), "a third of a second later")
+        #expect(
+            admission.admit(32, address: "10.0.9.1", at: at(400)) == .accept(evicting: nil), "a third of a second later"
+        )
         #expect(admission.admit(33, address: "10.0.9.1", at: at(450)) != .accept(evicting: nil))
     }
 

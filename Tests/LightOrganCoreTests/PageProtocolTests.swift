@@ -10,12 +10,20 @@ import Testing
 
     @Test func requestsDecode() throws {
         #expect(try decode(#"{"type":"hello","key":"abc"}"#) == .hello(key: "abc"))
-        #expect(try decode(#"{"type":"set","id":3,"key":"receiver.mode","value":"onoff"}"#) == .set(id: 3, key: "receiver.mode", value: "onoff"))
-        #expect(try decode(#"{"type":"set","id":4,"key":"receiver.delay","value":120}"#) == .set(id: 4, key: "receiver.delay", value: "120"))
-        #expect(try decode(#"{"type":"set","id":5,"key":"receiver.timeout","value":0.25}"#) == .set(id: 5, key: "receiver.timeout", value: "0.25"))
+        #expect(
+            try decode(#"{"type":"set","id":3,"key":"receiver.mode","value":"onoff"}"#)
+                == .set(id: 3, key: "receiver.mode", value: "onoff"))
+        #expect(
+            try decode(#"{"type":"set","id":4,"key":"receiver.delay","value":120}"#)
+                == .set(id: 4, key: "receiver.delay", value: "120"))
+        #expect(
+            try decode(#"{"type":"set","id":5,"key":"receiver.timeout","value":0.25}"#)
+                == .set(id: 5, key: "receiver.timeout", value: "0.25"))
         #expect(try decode(#"{"type":"check","id":6,"line":5}"#) == .check(id: 6, line: 5))
         #expect(try decode(#"{"type":"check","id":7,"line":null}"#) == .check(id: 7, line: nil))
-        #expect(try decode(#"{"type":"useFile","id":8,"key":"receiver.delay"}"#) == .useFileValue(id: 8, key: "receiver.delay"))
+        #expect(
+            try decode(#"{"type":"useFile","id":8,"key":"receiver.delay"}"#)
+                == .useFileValue(id: 8, key: "receiver.delay"))
     }
 
     @Test(arguments: [
@@ -42,15 +50,19 @@ import Testing
     }
 
     @Test func audioStartChecksRateAndChannels() throws {
-        let stream = try BrowserAudioStream.begin(Array(#"{"type":"start","key":"k","sampleRate":44100,"channels":1,"source":"tab"}"#.utf8))
+        let stream = try BrowserAudioStream.begin(
+            Array(#"{"type":"start","key":"k","sampleRate":44100,"channels":1,"source":"tab"}"#.utf8))
         #expect(stream.start == .init(key: "k", sampleRate: 44100, source: "tab"))
         for bad in [
             #"{"type":"start","key":"k","sampleRate":7999}"#, #"{"type":"start","key":"k","sampleRate":192001}"#,
-            #"{"type":"start","key":"k","sampleRate":44100.5}"#, #"{"type":"start","key":"k","sampleRate":48000,"channels":2}"#,
+            #"{"type":"start","key":"k","sampleRate":44100.5}"#,
+            #"{"type":"start","key":"k","sampleRate":48000,"channels":2}"#,
         ] {
             #expect(throws: PageProtocolError.self) { try BrowserAudioStream.begin(Array(bad.utf8)) }
         }
-        #expect(throws: PageProtocolError.self) { try BrowserAudioStream.begin(Array(#"{"type":"hello","key":"k"}"#.utf8)) }
+        #expect(throws: PageProtocolError.self) {
+            try BrowserAudioStream.begin(Array(#"{"type":"hello","key":"k"}"#.utf8))
+        }
     }
 
     @Test func audioBlocksDecodeAndPaceIsEnforced() throws {
@@ -67,7 +79,9 @@ import Testing
         // In real time it goes on.
         try stream.decode(bytes, at: 5, into: &samples)
         #expect(throws: PageProtocolError.self) { try stream.decode([0, 0, 0], at: 6, into: &samples) }
-        #expect(throws: PageProtocolError.self) { try stream.decode([UInt8](repeating: 0, count: 4 * 9000), at: 6, into: &samples) }
+        #expect(throws: PageProtocolError.self) {
+            try stream.decode([UInt8](repeating: 0, count: 4 * 9000), at: 6, into: &samples)
+        }
         let nan = [UInt8](repeating: 0xff, count: 4 * 128)
         #expect(throws: PageProtocolError.self) { try stream.decode(nan, at: 6, into: &samples) }
     }
@@ -110,8 +124,13 @@ import Testing
 
     @Test func statusWritesAbsentFactsAsNull() throws {
         var status = ReceiverStatus(
-            receiver: .init(name: "pi", port: 8181, output: "gpio", chip: nil, mode: "pwm", lines: [.init(band: .bass, line: 5)]))
-        status.settings = [.init(key: "receiver.mode", value: "pwm", allowed: "pwm, onoff, bar", summary: "s", source: "default", locked: nil, fileValue: "pwm", fileSource: "default")]
+            receiver: .init(
+                name: "pi", port: 8181, output: "gpio", chip: nil, mode: "pwm", lines: [.init(band: .bass, line: 5)]))
+        status.settings = [
+            .init(
+                key: "receiver.mode", value: "pwm", allowed: "pwm, onoff, bar", summary: "s", source: "default",
+                locked: nil, fileValue: "pwm", fileSource: "default")
+        ]
         let object = try #require(JSONSerialization.jsonObject(with: Data(status.json().utf8)) as? [String: Any])
         #expect(object["type"] as? String == "status")
         #expect(object["sender"] is NSNull)
@@ -124,10 +143,13 @@ import Testing
 
     @Test func repliesCarryTheirFieldsOnly() {
         #expect(PageReply.hello(control: true).json() == #"{"control":true,"type":"hello"}"#)
-        #expect(PageReply.set(id: 2, key: "receiver.delay", value: "120").json()
-            == #"{"id":2,"key":"receiver.delay","ok":true,"type":"set","value":"120"}"#)
-        #expect(PageReply.set(id: 3, key: "receiver.mode", refused: "receiver.mode = x is not allowed").json()
-            == #"{"error":"receiver.mode = x is not allowed","id":3,"key":"receiver.mode","ok":false,"type":"set"}"#)
+        #expect(
+            PageReply.set(id: 2, key: "receiver.delay", value: "120").json()
+                == #"{"id":2,"key":"receiver.delay","ok":true,"type":"set","value":"120"}"#)
+        #expect(
+            PageReply.set(id: 3, key: "receiver.mode", refused: "receiver.mode = x is not allowed").json()
+                == #"{"error":"receiver.mode = x is not allowed","id":3,"key":"receiver.mode","ok":false,"type":"set"}"#
+        )
         #expect(PageReply.check(id: 4, line: nil).json() == #"{"id":4,"line":null,"ok":true,"type":"check"}"#)
         #expect(PageReply.check(id: 5, line: 13).json() == #"{"id":5,"line":13,"ok":true,"type":"check"}"#)
         #expect(PageReply.started.json() == #"{"type":"started"}"#)

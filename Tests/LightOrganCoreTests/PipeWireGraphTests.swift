@@ -46,7 +46,9 @@ struct PipeWireGraphTests {
     func bluetooth() throws {
         let graph = try #require(PipeWireGraph(dump: dump()))
         for blocks in [10, 40] {
-            #expect(graph.playbackLatencyMicroseconds(ofSink: "bluez_output.00_1B_66_AA_BB_CC.1", recorderBlockMilliseconds: blocks) == 182_000)
+            #expect(
+                graph.playbackLatencyMicroseconds(
+                    ofSink: "bluez_output.00_1B_66_AA_BB_CC.1", recorderBlockMilliseconds: blocks) == 182_000)
         }
     }
 
@@ -57,10 +59,13 @@ struct PipeWireGraphTests {
         // 10 ms at 48 kHz asks for 480 samples: quantum 256; 40 ms: 1920 → 1024.
         #expect(graph.quantum(recorderBlockMilliseconds: 10) == 256)
         #expect(graph.playbackLatencyMicroseconds(ofSink: card, recorderBlockMilliseconds: 10) == 10_667, "512 samples")
-        #expect(graph.playbackLatencyMicroseconds(ofSink: card, recorderBlockMilliseconds: 40) == 26_667, "1 280 samples")
+        #expect(
+            graph.playbackLatencyMicroseconds(ofSink: card, recorderBlockMilliseconds: 40) == 26_667, "1 280 samples")
         let forced = try #require(PipeWireGraph(dump: dump(rate: 44_100, forceQuantum: 64)))
         #expect(forced.rate == 44_100)
-        #expect(forced.playbackLatencyMicroseconds(ofSink: card, recorderBlockMilliseconds: 40) == Int((320.0 * 1e6 / 44_100).rounded()))
+        #expect(
+            forced.playbackLatencyMicroseconds(ofSink: card, recorderBlockMilliseconds: 40)
+                == Int((320.0 * 1e6 / 44_100).rounded()))
     }
 
     @Test("no answer for a sink that states no latency, a stream, an unknown name, or text that is not pw-dump's")

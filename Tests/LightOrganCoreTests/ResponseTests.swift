@@ -95,7 +95,9 @@ struct ResponseTests {
     func recoversFromLevelStep() throws {
         let frames = try analyse(NoiseSource(.pink, [(5, -10), (20, -30)]), seconds: 12, response: .level)
         for band in Band.allCases {
-            func mean(_ range: Range<Int>) -> Double { frames[range].map { Double($0[band]) }.reduce(0, +) / Double(range.count) }
+            func mean(_ range: Range<Int>) -> Double {
+                frames[range].map { Double($0[band]) }.reduce(0, +) / Double(range.count)
+            }
             let before = mean(300..<500)
             #expect(mean(500..<600) < 0.6 * before, "\(band) dips after the drop")
             #expect(mean(900..<1000) >= 0.9 * before, "\(band) recovered: \(mean(900..<1000)) vs \(before)")
@@ -106,7 +108,8 @@ struct ResponseTests {
         "a burst reaches half its peak quickly and falls below half within 60–200 ms after it stops",
         arguments: [(1000.0, Band.mid, 5.0), (60, .bass, 15)])
     func riseAndFall(frequency: Double, band: Band, maximumRise: Double) throws {
-        let frames = try analyse(ToneBurst(frequency: frequency, start: 1, end: 1.5), seconds: 2.5, fps: 1000, response: .level)
+        let frames = try analyse(
+            ToneBurst(frequency: frequency, start: 1, end: 1.5), seconds: 2.5, fps: 1000, response: .level)
         // Frame k holds the audio up to (k + 1) ms; the last sample in it lies at (k + 1) ms − 1 sample.
         func time(_ index: Int) -> Double { Double(index + 1) / 1000 }
         let peak = frames[1000..<1500].map { $0[band] }.max()!

@@ -17,7 +17,8 @@ struct SenderArbiterTests {
     func takeover() {
         var arbiter = arbiter()
         #expect(arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0)) == .accept(evicting: nil))
-        #expect(arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(0)) == .show(frame, takingOverFrom: nil))
+        #expect(
+            arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(0)) == .show(frame, takingOverFrom: nil))
         #expect(arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(5)) == .accept(evicting: nil))
         var shownFromB: [Int] = []
         for ms in stride(from: 10, through: 400, by: 10) {
@@ -40,10 +41,13 @@ struct SenderArbiterTests {
         _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
         _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
         _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(1))
-        #expect(arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(2)) == .ignore, "b is newer but has not streamed long enough")
+        #expect(
+            arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(2)) == .ignore,
+            "b is newer but has not streamed long enough")
         let wasLit = arbiter.closed(1)
         #expect(wasLit, "a drove lit lamps: they must go off")
-        #expect(arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(20)) == .show(frame, takingOverFrom: nil))
+        #expect(
+            arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(20)) == .show(frame, takingOverFrom: nil))
     }
 
     @Test("a quiet driver is replaced at once, and after the lamp timeout the lamps go off once")
@@ -52,7 +56,8 @@ struct SenderArbiterTests {
         _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
         _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
         _ = arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(0))
-        #expect(arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(200)) == .show(frame, takingOverFrom: 2))
+        #expect(
+            arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(200)) == .show(frame, takingOverFrom: 2))
         #expect(arbiter.sweep(at: at(1100)).lampsOff == false)
         #expect(arbiter.sweep(at: at(1200)).lampsOff == true)
         #expect(arbiter.sweep(at: at(1300)).lampsOff == false)
@@ -67,7 +72,9 @@ struct SenderArbiterTests {
             _ = arbiter.admit(2, address: "10.0.0.2", peer: "new", at: at(0))
             var shown: [Int] = []
             func deliver(_ id: Int, at ms: Int) {
-                if case .show = arbiter.received(frame, completed: 1, bytes: 3, from: id, at: at(ms)) { shown.append(id) }
+                if case .show = arbiter.received(frame, completed: 1, bytes: 3, from: id, at: at(ms)) {
+                    shown.append(id)
+                }
             }
             for ms in stride(from: 0, to: 400, by: 10) {  // both stream; the newer takes over at 260 ms
                 deliver(1, at: ms)
@@ -110,7 +117,9 @@ struct SenderArbiterTests {
         let afterPause = arbiter.sweep(at: at(13_000))
         #expect(!afterPause.lampsOff && afterPause.idle.isEmpty)
         #expect(arbiter.active == 1)
-        #expect(arbiter.received(frame, completed: 1200, bytes: 3600, from: 1, at: at(13_001)) == .show(frame, takingOverFrom: nil))
+        #expect(
+            arbiter.received(frame, completed: 1200, bytes: 3600, from: 1, at: at(13_001))
+                == .show(frame, takingOverFrom: nil))
         // Real silence after that still counts.
         #expect(arbiter.sweep(at: at(13_600)).lampsOff == false)
         #expect(arbiter.sweep(at: at(14_100)).lampsOff == true)
@@ -130,7 +139,9 @@ struct SenderArbiterTests {
         _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
         _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
         #expect(arbiter.received(nil, completed: 0, bytes: 2, from: 2, at: at(100)) == .ignore)
-        for ms in stride(from: 0, through: 2500, by: 500) { _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(ms)) }
+        for ms in stride(from: 0, through: 2500, by: 500) {
+            _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(ms))
+        }
         #expect(arbiter.sweep(at: at(1900)).idle == [])
         #expect(arbiter.sweep(at: at(2000)).idle == [2])
         #expect(arbiter.openConnections == 1)
@@ -156,7 +167,9 @@ struct SenderArbiterTests {
         var solo = self.arbiter { $0.maxConnections = 1 }
         _ = solo.admit(1, address: "::1", peer: "a", at: at(0))
         _ = solo.received(frame, completed: 1, bytes: 3, from: 1, at: at(0))
-        #expect(solo.admit(2, address: "::1", peer: "b", at: at(1)) == .refuse(reason: "receiver.max_connections (1) reached"))
+        #expect(
+            solo.admit(2, address: "::1", peer: "b", at: at(1))
+                == .refuse(reason: "receiver.max_connections (1) reached"))
         #expect(arbiter.counters.refused == 1 && arbiter.counters.evicted == 2)
     }
 

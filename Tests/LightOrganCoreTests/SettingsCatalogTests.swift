@@ -3,10 +3,12 @@ import Testing
 
 @Suite("Settings catalog")
 struct SettingsCatalogTests {
-    @Test("suggests the key a typo meant", arguments: [
-        ("sender.prot", "sender.port"), ("sendr.host", "sender.host"), ("receiver.ouptut", "receiver.output"),
-        ("Sender.FPS", "sender.fps"),
-    ])
+    @Test(
+        "suggests the key a typo meant",
+        arguments: [
+            ("sender.prot", "sender.port"), ("sendr.host", "sender.host"), ("receiver.ouptut", "receiver.output"),
+            ("Sender.FPS", "sender.fps"),
+        ])
     func closestKey(typo: String, meant: String) {
         #expect(SettingsCatalog.closestKey(to: typo) == meant)
     }
@@ -21,18 +23,30 @@ struct SettingsCatalogTests {
         #expect(SettingsCatalog.key(named: "sender.port")?.environmentVariable == "LIGHTORGAN_SENDER_PORT")
     }
 
-    @Test("rejects values outside what each key allows", arguments: [
-        ("sender.port", "0", "is out of range 1…65535"), ("sender.port", "8.5", "is not a whole number; allowed: 1…65535"),
-        ("sender.fps", "251", "is out of range 10…250"), ("receiver.timeout", "0", "is out of range 0.05…3600 seconds"),
-        ("receiver.timeout", "nan", "is not a number; allowed: 0.05…3600 seconds"),
-        ("receiver.output", "lamps", "is not allowed; allowed: terminal, stdout, gpio"),
-        ("receiver.lines.mid", "6, x", "is not allowed; allowed: BCM line numbers 0…511, separated by commas"),
-        ("receiver.active_low", "maybe", "is not allowed; allowed: true or false"),
-        ("sender.host", "", "is not allowed; allowed: auto (find the receiver by DNS-SD), a host name or an IPv4/IPv6 address"),
-        ("receiver.name", String(repeating: "x", count: 64),
-         "is not allowed; allowed: empty, or a name of up to 63 bytes without control characters"),
-        ("sender.receiver_name", "stage\u{7}", "is not allowed; allowed: empty, or a name of up to 63 bytes without control characters"),
-    ])
+    @Test(
+        "rejects values outside what each key allows",
+        arguments: [
+            ("sender.port", "0", "is out of range 1…65535"),
+            ("sender.port", "8.5", "is not a whole number; allowed: 1…65535"),
+            ("sender.fps", "251", "is out of range 10…250"),
+            ("receiver.timeout", "0", "is out of range 0.05…3600 seconds"),
+            ("receiver.timeout", "nan", "is not a number; allowed: 0.05…3600 seconds"),
+            ("receiver.output", "lamps", "is not allowed; allowed: terminal, stdout, gpio"),
+            ("receiver.lines.mid", "6, x", "is not allowed; allowed: BCM line numbers 0…511, separated by commas"),
+            ("receiver.active_low", "maybe", "is not allowed; allowed: true or false"),
+            (
+                "sender.host", "",
+                "is not allowed; allowed: auto (find the receiver by DNS-SD), a host name or an IPv4/IPv6 address"
+            ),
+            (
+                "receiver.name", String(repeating: "x", count: 64),
+                "is not allowed; allowed: empty, or a name of up to 63 bytes without control characters"
+            ),
+            (
+                "sender.receiver_name", "stage\u{7}",
+                "is not allowed; allowed: empty, or a name of up to 63 bytes without control characters"
+            ),
+        ])
     func rejectsBadValues(key: String, value: String, problem: String) {
         let raw = RawSetting(value, from: .file("x.yaml"))
         #expect(throws: SettingsError("x.yaml: \(key) = \(value) \(problem)")) {
@@ -48,7 +62,8 @@ struct SettingsCatalogTests {
         ])
         #expect(settings.sender.input == .wavFile(path: "music/song.wav"))
         #expect(settings.receiver.output == .stdout)
-        #expect(settings.sender.port == 8181 && settings.receiver.port == 8181 && settings.sender.framesPerSecond == 100)
+        #expect(
+            settings.sender.port == 8181 && settings.receiver.port == 8181 && settings.sender.framesPerSecond == 100)
     }
 
     @Test("the sender finds its receiver by DNS-SD unless a host or hosts are set")

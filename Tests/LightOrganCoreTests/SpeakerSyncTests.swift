@@ -61,7 +61,9 @@ struct SpeakerSyncTests {
         #expect(sync.follow(bluetooth) == "output latency 182 ms (bluez_output.00_1B_66): lights delayed 170 ms")
         #expect(sync.delayMilliseconds == 170)
         #expect(sync.follow(bluetooth) == nil, "the same reading is not logged again")
-        #expect(sync.follow(OutputLatency(output: "bluez_output.00_1B_66", microseconds: 190_000)) == nil, "jitter within 15 ms is ignored")
+        #expect(
+            sync.follow(OutputLatency(output: "bluez_output.00_1B_66", microseconds: 190_000)) == nil,
+            "jitter within 15 ms is ignored")
         #expect(sync.delayMilliseconds == 170)
         let speakers = OutputLatency(output: "alsa_output.pci-0000_00_1f.3.analog-stereo", microseconds: 12_000)
         #expect(sync.follow(speakers)?.hasSuffix("lights delayed 0 ms") == true, "another output is always taken up")
@@ -74,7 +76,10 @@ struct SpeakerSyncTests {
         _ = sync.follow(OutputLatency(output: "bluez_output.1", microseconds: 200_000))
         #expect(sync.delayMilliseconds == 190)
         let message = sync.follow(OutputLatency(output: "easyeffects_sink", microseconds: nil))
-        #expect(message == "output easyeffects_sink is virtual, its speaker's latency unknown: lights not delayed (set sender.delay to delay them)")
+        #expect(
+            message
+                == "output easyeffects_sink is virtual, its speaker's latency unknown: lights not delayed (set sender.delay to delay them)"
+        )
         #expect(sync.delayMilliseconds == 0)
         #expect(sync.follow(OutputLatency(output: "easyeffects_sink", microseconds: nil)) == nil)
     }
@@ -98,14 +103,24 @@ struct SpeakerSyncTests {
         #expect(LightDelay.milliseconds(forSinkLatency: 9_000_000) == LightDelay.maximumMilliseconds)
     }
 
-    @Test("a monitor is asked for blocks as long as the delay covers: 40 ms, 10 ms once the output proves virtual or fast")
+    @Test(
+        "a monitor is asked for blocks as long as the delay covers: 40 ms, 10 ms once the output proves virtual or fast"
+    )
     func monitorBlocks() {
         #expect(LightDelay.auto.monitorBlockMilliseconds(latency: nil) == 40, "until the output is measured")
-        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "bluez", microseconds: 180_000)) == 40)
-        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 30_000)) == 40)
-        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 25_000)) == 10)
-        #expect(LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "null", microseconds: nil)) == 10)
-        #expect(LightDelay.milliseconds(0).monitorBlockMilliseconds(latency: nil) == 10, "no delay: frames go as they come")
+        #expect(
+            LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "bluez", microseconds: 180_000))
+                == 40)
+        #expect(
+            LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 30_000)) == 40
+        )
+        #expect(
+            LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "alsa", microseconds: 25_000)) == 10
+        )
+        #expect(
+            LightDelay.auto.monitorBlockMilliseconds(latency: OutputLatency(output: "null", microseconds: nil)) == 10)
+        #expect(
+            LightDelay.milliseconds(0).monitorBlockMilliseconds(latency: nil) == 10, "no delay: frames go as they come")
         #expect(LightDelay.milliseconds(5).monitorBlockMilliseconds(latency: nil) == 20)
         #expect(LightDelay.milliseconds(150).monitorBlockMilliseconds(latency: nil) == 40)
     }

@@ -3,10 +3,12 @@ import Testing
 
 @Suite("Stage lights: E1.31 synchronization, DDP pixel types, ArtPollReply, the patch check")
 struct StageLightsProtocolTests {
-    @Test("?sync=N: data packets carry the sync universe and each frame ends with a 49-byte E1.31 synchronization packet")
+    @Test(
+        "?sync=N: data packets carry the sync universe and each frame ends with a 49-byte E1.31 synchronization packet")
     func e131Synchronization() throws {
         let target = "sacn://multicast?sync=9"
-        var renderer = FixtureRenderer(patch: try patch(target, [fixture(.segments, universe: 1, pixels: 200, on: "sacn://multicast:5568")]))
+        var renderer = FixtureRenderer(
+            patch: try patch(target, [fixture(.segments, universe: 1, pixels: 200, on: "sacn://multicast:5568")]))
         var packetizer = LightingPacketizer(for: renderer, source: testSource, priority: 100)
         renderer.render(LevelFrame(bass: 255, mid: 255, treble: 255))
         packetizer.encode(renderer)
@@ -41,9 +43,13 @@ struct StageLightsProtocolTests {
     @Test("DDP: RGB pixels typed 0x0B, a device of rgbw fixtures typed 0x1B (RGBW, 8 bits)")
     func ddpDataTypes() throws {
         let rgb = FixtureRenderer(patch: try patch("ddp://10.0.0.9", [fixture(.segments, on: "ddp://10.0.0.9:4048")]))
-        let rgbw = FixtureRenderer(patch: try patch("ddp://10.0.0.9", [
-            fixture(.rgbw, on: "ddp://10.0.0.9:4048", name: "a"), fixture(.rgbw, address: 5, on: "ddp://10.0.0.9:4048", name: "b"),
-        ]))
+        let rgbw = FixtureRenderer(
+            patch: try patch(
+                "ddp://10.0.0.9",
+                [
+                    fixture(.rgbw, on: "ddp://10.0.0.9:4048", name: "a"),
+                    fixture(.rgbw, address: 5, on: "ddp://10.0.0.9:4048", name: "b"),
+                ]))
         #expect(LightingPacketizer(for: rgb, source: testSource, priority: 100).packets[0].bytes[2] == 0x0b)
         let packets = LightingPacketizer(for: rgbw, source: testSource, priority: 100).packets
         #expect(packets[0].bytes[2] == 0x1b && packets[0].bytes.count == 10 + 8)
@@ -55,9 +61,12 @@ struct StageLightsProtocolTests {
             try patch("ddp://10.0.0.9", [fixture(.segments, address: 2, on: "ddp://10.0.0.9:4048")])
         }
         do {
-            _ = try patch("ddp://10.0.0.9", [
-                fixture(.rgbw, on: "ddp://10.0.0.9:4048", name: "a"), fixture(.segments, address: 7, on: "ddp://10.0.0.9:4048", name: "b"),
-            ])
+            _ = try patch(
+                "ddp://10.0.0.9",
+                [
+                    fixture(.rgbw, on: "ddp://10.0.0.9:4048", name: "a"),
+                    fixture(.segments, address: 7, on: "ddp://10.0.0.9:4048", name: "b"),
+                ])
             Issue.record("rgbw beside segments on one DDP device was accepted")
         } catch let error as LightingPatch.Problem {
             #expect(error.fixture == "b" && error.field == "layout")
@@ -95,7 +104,8 @@ struct StageLightsProtocolTests {
         #expect(ArtNetNode(reply: Array(reply.prefix(100)), sender: "x") == nil)
     }
 
-    @Test("the patch check lights dimmers and segments band by band, a colour fixture whole, and names where each lands")
+    @Test(
+        "the patch check lights dimmers and segments band by band, a colour fixture whole, and names where each lands")
     func patchCheckSteps() throws {
         let target = "sacn://10.0.0.60:5568"
         var wash = fixture(.dimmers, address: 10, on: target, name: "wash")
@@ -103,22 +113,25 @@ struct StageLightsProtocolTests {
         let strip = fixture(.segments, universe: 2, address: 500, pixels: 9, on: target, name: "strip")
         let spot = fixture(.rgbw, address: 20, on: target, name: "spot")
         let check = PatchCheck(try patch("sacn://10.0.0.60", [wash, strip, spot]))
-        #expect(check.steps.map(\.label) == [
-            "wash bass: sACN universe 1, channel 10 at 10.0.0.60",
-            "wash mid: sACN universe 1, channel 11 at 10.0.0.60",
-            "wash treble: sACN universe 1, channel 12 at 10.0.0.60",
-            "strip bass segment: sACN universe 2, channels 500–508 at 10.0.0.60",
-            "strip mid segment: sACN universe 2, channels 509–511; universe 3, channels 1–6 at 10.0.0.60",
-            "strip treble segment: sACN universe 3, channels 7–15 at 10.0.0.60",
-            "spot: sACN universe 1, channels 20–23 at 10.0.0.60",
-        ])
+        #expect(
+            check.steps.map(\.label) == [
+                "wash bass: sACN universe 1, channel 10 at 10.0.0.60",
+                "wash mid: sACN universe 1, channel 11 at 10.0.0.60",
+                "wash treble: sACN universe 1, channel 12 at 10.0.0.60",
+                "strip bass segment: sACN universe 2, channels 500–508 at 10.0.0.60",
+                "strip mid segment: sACN universe 2, channels 509–511; universe 3, channels 1–6 at 10.0.0.60",
+                "strip treble segment: sACN universe 3, channels 7–15 at 10.0.0.60",
+                "spot: sACN universe 1, channels 20–23 at 10.0.0.60",
+            ])
         var renderer = FixtureRenderer(patch: try patch("sacn://10.0.0.60", [wash, strip, spot]))
         renderer.render(LevelFrame(bass: 255, mid: 255, treble: 255))
         renderer.render(check.steps[1])
         #expect(renderer.buffers[0][9..<12] == [0, 255, 0])
         #expect(renderer.buffers[0][19..<23].allSatisfy { $0 == 0 })
         renderer.render(check.steps[4])
-        #expect(renderer.buffers[1][508..<511].allSatisfy { $0 == 255 } && renderer.buffers[1][499..<508].allSatisfy { $0 == 0 })
+        #expect(
+            renderer.buffers[1][508..<511].allSatisfy { $0 == 255 }
+                && renderer.buffers[1][499..<508].allSatisfy { $0 == 0 })
         #expect(renderer.buffers[2][0..<6].allSatisfy { $0 == 255 } && renderer.buffers[2][6] == 0)
     }
 

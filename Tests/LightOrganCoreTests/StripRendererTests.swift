@@ -33,7 +33,8 @@ struct StripRendererTests {
         #expect(pixel(renderer, 1) == [128, 128, 128])
     }
 
-    @Test("scroll: a flash enters at the centre and reaches the ends after the travel time, fading", arguments: [30, 300])
+    @Test(
+        "scroll: a flash enters at the centre and reaches the ends after the travel time, fading", arguments: [30, 300])
     func scroll(pixels: Int) {
         var renderer = StripRenderer(pixels: pixels, effect: .scroll, gamma: 1)
         let centre = pixels / 2
@@ -87,7 +88,8 @@ struct StripRendererTests {
         renderer.render(LevelFrame(bass: 220, mid: 0, treble: 0), at: 0.01 + StripRenderer.flashDecay)
         #expect(pixel(renderer, 5)[0] == 94)  // 255 / e
         renderer.render(LevelFrame(bass: 230, mid: 0, treble: 0), at: 0.3)
-        #expect(pixel(renderer, 5)[0] == 23, "the bass held up: no new onset, the first one faded (255 · e^(−0.29/0.12))")
+        #expect(
+            pixel(renderer, 5)[0] == 23, "the bass held up: no new onset, the first one faded (255 · e^(−0.29/0.12))")
         renderer.render(LevelFrame(bass: 0, mid: 0, treble: 0), at: 0.4)
         renderer.render(LevelFrame(bass: 200, mid: 0, treble: 0), at: 0.45)
         #expect(pixel(renderer, 5)[0] == 255, "a new beat")

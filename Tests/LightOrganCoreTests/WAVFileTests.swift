@@ -6,8 +6,10 @@ import Testing
 struct WAVTestFile {
     var data: Data
 
-    init(seconds: Double, rate: Int = 44_100, channels: Int = 1, formatTag: Int = 1, bits: Int = 16,
-         samples: [Double]? = nil) {
+    init(
+        seconds: Double, rate: Int = 44_100, channels: Int = 1, formatTag: Int = 1, bits: Int = 16,
+        samples: [Double]? = nil
+    ) {
         let count = samples?.count ?? Int(seconds * Double(rate)) * channels
         let values = samples ?? (0..<count).map { sin(Double($0) * 0.1) * 0.5 }
         var body = Data()
@@ -44,7 +46,9 @@ extension Data {
 
 @Suite("WAV files")
 struct WAVFileTests {
-    @Test("decodes every supported encoding to the samples that were written", arguments: [(1, 16), (1, 24), (1, 32), (3, 32)])
+    @Test(
+        "decodes every supported encoding to the samples that were written",
+        arguments: [(1, 16), (1, 24), (1, 32), (3, 32)])
     func decodesEncodings(formatTag: Int, bits: Int) throws {
         let samples = [0.0, 0.5, -0.5, 0.25, -1.0, 0.999]
         let bytes = WAVTestFile(seconds: 0, channels: 2, formatTag: formatTag, bits: bits, samples: samples).data
@@ -59,7 +63,10 @@ struct WAVFileTests {
 
     @Test("refuses what it cannot play, naming what it found")
     func refusesOtherFormats() {
-        #expect(throws: WAVFileError(path: "song.mp3", problem: "is not a WAV file (it starts with \"ID3.\", a WAV file with \"RIFF…WAVE\")")) {
+        #expect(
+            throws: WAVFileError(
+                path: "song.mp3", problem: "is not a WAV file (it starts with \"ID3.\", a WAV file with \"RIFF…WAVE\")")
+        ) {
             try WAVFile(data: Data("ID3\u{4}xxxxxxxxxxxx".utf8), name: "song.mp3")
         }
         let adpcm = WAVTestFile(seconds: 0.01, formatTag: 2, bits: 4).data

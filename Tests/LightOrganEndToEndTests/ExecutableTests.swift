@@ -13,7 +13,9 @@ struct ExecutableTests {
     static let binary: URL = {
         let testBundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = testBundle.deletingLastPathComponent()
-        while directory.path != "/", !FileManager.default.fileExists(atPath: directory.appendingPathComponent("lightorgan").path) {
+        while directory.path != "/",
+            !FileManager.default.fileExists(atPath: directory.appendingPathComponent("lightorgan").path)
+        {
             directory = directory.deletingLastPathComponent()
         }
         return directory.appendingPathComponent("lightorgan")
@@ -52,7 +54,8 @@ struct ExecutableTests {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = try stdin.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
+        process.standardInput =
+            try stdin.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
         let exited = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in exited.continuation.finish() }
         try process.run()
@@ -69,7 +72,8 @@ struct ExecutableTests {
         try err.close()
         return Run(
             status: process.terminationStatus, reason: process.terminationReason,
-            stdout: try String(contentsOf: outURL, encoding: .utf8), stderr: try String(contentsOf: errURL, encoding: .utf8))
+            stdout: try String(contentsOf: outURL, encoding: .utf8),
+            stderr: try String(contentsOf: errURL, encoding: .utf8))
     }
 
     /// `t=… s  bass … mid … treble …` lines of the demo's plain output.
@@ -90,7 +94,9 @@ struct ExecutableTests {
         let frames = Self.plainFrames(run.stdout)
         // A line per tenth of a second, stamped with the audio time it shows. A starved machine may
         // skip lines (newest wins), never add any; the stamps must still cover the two seconds.
-        let stamps = run.stdout.split(separator: "\n").filter { $0.hasPrefix("t=") }.compactMap { Double($0.dropFirst(2).prefix { $0 != " " }) }
+        let stamps = run.stdout.split(separator: "\n").filter { $0.hasPrefix("t=") }.compactMap {
+            Double($0.dropFirst(2).prefix { $0 != " " })
+        }
         #expect(frames.count >= 5 && frames.count <= 23, "a line per tenth of a second: \(frames.count)\n\(run.stdout)")
         #expect(stamps == stamps.sorted() && (stamps.last ?? 0) >= 1.7 && (stamps.last ?? 9) <= 2.5, "\(stamps)")
         for band in 0..<3 {
@@ -114,7 +120,8 @@ struct ExecutableTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lightorgan-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let port = Int.random(in: 20_000...40_000)
-        try "sender:\n  host: 127.0.0.1\n  port: \(port)\n  input: demo\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
+        try
+            "sender:\n  host: 127.0.0.1\n  port: \(port)\n  input: demo\nreceiver:\n  bind: 127.0.0.1\n  port: \(port)\n  output: stdout\n"
             .write(toFile: directory + "/lightorgan.yaml", atomically: true, encoding: .utf8)
         async let receiver = Self.run(["receive"], directory: directory, signal: SIGTERM, after: 3.5)
         _ = await eventually(within: .seconds(3)) { isListening(port: port) }
@@ -152,8 +159,11 @@ struct ExecutableTests {
         _ = await eventually(within: .seconds(10)) { isListening(port: port) }
         let started = MonotonicClock.seconds()
         let sender = try await run(
-            ["send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host", "127.0.0.1",
-             "--port", "\(port)"] + options, environment: steadyLamps, stdin: path)
+            [
+                "send", "--input", "-", "--rate", "44100", "--channels", "2", "--format", "s16le", "--host",
+                "127.0.0.1",
+                "--port", "\(port)",
+            ] + options, environment: steadyLamps, stdin: path)
         let took = MonotonicClock.seconds() - started
         senderEnded.continuation.finish()
         return (sender, try await receiver, started, took)
@@ -164,7 +174,9 @@ struct ExecutableTests {
         let (sender, received, _, took) = try await Self.streamToneOnStdin(seconds: 2)
         #expect(sender.status == 0, "\(sender.stderr)")
         #expect(took >= 1.8 && took < 3, "2 s of audio paced to real time: \(took) s")
-        let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
+        let frames = received.stdout.split(separator: "\n").map {
+            $0.split(separator: " ").dropFirst().compactMap { Int($0) }
+        }
         #expect(frames.count >= 150, "2 s of audio at 100 frames/s: \(frames.count) frames\n\(sender.stderr)")
         #expect(frames.dropFirst(60).dropLast(2).allSatisfy { $0[0] >= 200 && $0[1] <= 10 && $0[2] <= 10 })
         #expect(frames.last == [0, 0, 0])
@@ -177,12 +189,16 @@ struct ExecutableTests {
         #expect(sender.status == 0, "\(sender.stderr)")
         let lines = received.stdout.split(separator: "\n").map { $0.split(separator: " ") }
         let first = try #require(lines.first.flatMap { Double($0[0]) })
-        #expect(first - started >= 0.3 && first - started < 3, "nothing shown before the delay: first frame \(first - started) s after the start")
+        #expect(
+            first - started >= 0.3 && first - started < 3,
+            "nothing shown before the delay: first frame \(first - started) s after the start")
         // One frame per 10 ms of audio (a few may be skipped while the audio clock settles), the last
         // 300 ms of them sent after the audio ended, then all-off.
         #expect(took >= 1.2, "the sender sent the frames it held after the audio ended: it took \(took) s")
         #expect(lines.count >= 90, "\(lines.count) frames for 1 s of audio")
-        #expect(lines.dropLast().suffix(20).allSatisfy { Int($0[1]) ?? 0 >= 150 }, "the held frames of the tone's end were sent")
+        #expect(
+            lines.dropLast().suffix(20).allSatisfy { Int($0[1]) ?? 0 >= 150 },
+            "the held frames of the tone's end were sent")
         #expect(lines.last?.dropFirst().compactMap { Int($0) } == [0, 0, 0])
     }
 
@@ -213,7 +229,9 @@ struct AnalyzeTests {
     func writeWAV(seconds: Double, frequency: Double) throws -> String {
         var data = Data("RIFF".utf8)
         let count = Int(seconds * 44_100)
-        func le(_ value: Int, _ bytes: Int) { for i in 0..<bytes { data.append(UInt8(truncatingIfNeeded: value >> (8 * i))) } }
+        func le(_ value: Int, _ bytes: Int) {
+            for i in 0..<bytes { data.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        }
         le(36 + count * 4, 4)
         data.append(contentsOf: Array("WAVEfmt ".utf8))
         le(16, 4); le(1, 2); le(2, 2); le(44_100, 4); le(44_100 * 4, 4); le(4, 2); le(16, 2)
@@ -232,7 +250,8 @@ struct AnalyzeTests {
     func csvAndPlot() async throws {
         let wav = try writeWAV(seconds: 1, frequency: 60)
         let plot = wav + ".svg"
-        let run = try await ExecutableTests.run(["analyze", wav, "--fps", "1000", "--plot", plot], environment: steadyLamps)
+        let run = try await ExecutableTests.run(
+            ["analyze", wav, "--fps", "1000", "--plot", plot], environment: steadyLamps)
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
         #expect(lines.first == "t_s,bass,mid,treble")
@@ -249,7 +268,8 @@ struct AnalyzeTests {
     func honoursAnalysisSettings() async throws {
         let wav = try writeWAV(seconds: 1, frequency: 2000)
         let config = wav + ".yaml"
-        try "analysis:\n  crossover_low: 100\n  crossover_high: 1000\n".write(toFile: config, atomically: true, encoding: .utf8)
+        try "analysis:\n  crossover_low: 100\n  crossover_high: 1000\n".write(
+            toFile: config, atomically: true, encoding: .utf8)
         func lastLevels(_ run: ExecutableTests.Run) -> [Int] {
             run.stdout.split(separator: "\n").last!.split(separator: ",").dropFirst().compactMap { Int($0) }
         }
@@ -282,14 +302,14 @@ struct ALSACaptureTests {
             .write(to: URL(fileURLWithPath: directory + "/signal.raw"))
         let configuration = directory + "/test.conf"
         try """
-            pcm.testsignal {
-                type file
-                slave.pcm { type null }
-                file "/dev/null"
-                infile "\(directory)/signal.raw"
-                format "raw"
-            }
-            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        pcm.testsignal {
+            type file
+            slave.pcm { type null }
+            file "/dev/null"
+            infile "\(directory)/signal.raw"
+            format "raw"
+        }
+        """.write(toFile: configuration, atomically: true, encoding: .utf8)
         return (directory, configuration)
     }
 
@@ -303,12 +323,15 @@ struct ALSACaptureTests {
             signal: SIGTERM, after: 3)
         _ = await eventually(within: .seconds(3)) { isListening(port: port) }
         let sender = try await ExecutableTests.run(
-            ["send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose"], directory: directory,
+            ["send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose"],
+            directory: directory,
             environment: environment, signal: SIGTERM, after: 2)
         let received = try await receiver
         #expect(sender.status == 0, "\(sender.stderr)")
         #expect(sender.stderr.contains("ALSA testsignal (48000 Hz, stereo)"), "\(sender.stderr)")
-        let frames = received.stdout.split(separator: "\n").map { $0.split(separator: " ").dropFirst().compactMap { Int($0) } }
+        let frames = received.stdout.split(separator: "\n").map {
+            $0.split(separator: " ").dropFirst().compactMap { Int($0) }
+        }
         #expect(frames.count >= 100, "about 100 frames per second: \(frames.count)")
         let settled = frames.dropFirst(60).dropLast(2)
         #expect(!settled.isEmpty)
@@ -368,24 +391,30 @@ struct MonitorInputTests {
             arguments, environment: ["XDG_RUNTIME_DIR": runtime, "PULSE_SERVER": "unix:\(runtime)/none", "PATH": path])
     }
 
-    @Test("says so and names what works when no sound server runs, or what to install without pactl", arguments: Path.allCases)
+    @Test(
+        "says so and names what works when no sound server runs, or what to install without pactl",
+        arguments: Path.allCases)
     func noServer(path: Path) async throws {
         let value = try path.value()
         let run = try await Self.runWithoutServer(["send", "--input", "monitor", "--quiet"], path: value)
         #expect(run.status == 1)
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")
         if Self.hasPactl(value) {
-            #expect(run.stderr.hasPrefix("lightorgan: input monitor: no PipeWire or PulseAudio server answers"), "\(run.stderr)")
+            #expect(
+                run.stderr.hasPrefix("lightorgan: input monitor: no PipeWire or PulseAudio server answers"),
+                "\(run.stderr)")
             #expect(run.stderr.contains("--input -"), "\(run.stderr)")
         } else {
             #expect(
-                run.stderr.hasPrefix("lightorgan: input monitor records what this machine plays and needs pactl"), "\(run.stderr)")
+                run.stderr.hasPrefix("lightorgan: input monitor records what this machine plays and needs pactl"),
+                "\(run.stderr)")
             #expect(run.stderr.contains("apt install pulseaudio-utils"), "\(run.stderr)")
         }
     }
 
-    @Test("the default input says in one line that nothing is playing, or what to install, and names every other input, at once",
-          arguments: Path.allCases)
+    @Test(
+        "the default input says in one line that nothing is playing, or what to install, and names every other input, at once",
+        arguments: Path.allCases)
     func defaultInputWithoutServer(path: Path) async throws {
         let value = try path.value()
         let clock = ContinuousClock()
@@ -394,9 +423,13 @@ struct MonitorInputTests {
         let took = clock.now - started
         #expect(run.status == 1)
         if Self.hasPactl(value) {
-            #expect(run.stderr.hasPrefix("lightorgan: input auto: no PipeWire or PulseAudio server answers"), "\(run.stderr)")
+            #expect(
+                run.stderr.hasPrefix("lightorgan: input auto: no PipeWire or PulseAudio server answers"),
+                "\(run.stderr)")
         } else {
-            #expect(run.stderr.hasPrefix("lightorgan: input auto records what this machine plays and needs pactl"), "\(run.stderr)")
+            #expect(
+                run.stderr.hasPrefix("lightorgan: input auto records what this machine plays and needs pactl"),
+                "\(run.stderr)")
             #expect(run.stderr.contains("apt install pulseaudio-utils"), "\(run.stderr)")
         }
         #expect(run.stderr.split(separator: "\n").count == 1, "\(run.stderr)")

@@ -2,11 +2,12 @@ import LightOrganCore
 import LightOrganNetwork
 import LightOrganServices
 import NIOCore
+import ServiceLifecycle
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ServiceLifecycle
-import Testing
 
 /// A real sender and a real receiver, over a real TCP socket on 127.0.0.1.
 @Suite("Sender to receiver over loopback")
@@ -23,19 +24,24 @@ struct LoopbackTests {
         return try await ReceiverService.bind(settings: settings, output: output, logger: quietLogger)
     }
 
-    @Test("a tone sent by the sender lights the receiver's matching lamp only", arguments: [(60.0, Band.bass), (1000, .mid), (8000, .treble)])
+    @Test(
+        "a tone sent by the sender lights the receiver's matching lamp only",
+        arguments: [(60.0, Band.bass), (1000, .mid), (8000, .treble)])
     func toneReachesTheRightLamp(frequency: Double, band: Band) async throws {
         let output = RecordingOutput()
         let receiver = try await receiver(output: output)
         var settings = SenderSettings()
         settings.host = "127.0.0.1"
         settings.port = receiver.port
-        let sender = SenderService(settings: settings, analysis: .steadyLamps, source: Tone(frequency: frequency), logger: quietLogger)
+        let sender = SenderService(
+            settings: settings, analysis: .steadyLamps, source: Tone(frequency: frequency), logger: quietLogger)
         let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
         await withThrowingTaskGroup { tasks in
             tasks.addTask { try await receiver.run() }
             tasks.addTask { try await senderGroup.run() }
-            #expect(await eventually(within: .seconds(20)) { output.frames.count >= 80 }, "frames arrived: \(output.frames.count)")
+            #expect(
+                await eventually(within: .seconds(20)) { output.frames.count >= 80 },
+                "frames arrived: \(output.frames.count)")
             await senderGroup.triggerGracefulShutdown()
             #expect(await eventually { output.frames.last == .off })
             tasks.cancelAll()
@@ -106,7 +112,8 @@ struct LoopbackTests {
         let frames = output.frames
         // 10,000 frames arrived in a few reads: each read shows only its newest.
         #expect(frames.count >= 2 && frames.count < 100, "\(frames.count) frames shown")
-        #expect(frames.dropLast().last == LevelFrame(bass: garbage[29_997], mid: garbage[29_998], treble: garbage[29_999]))
+        #expect(
+            frames.dropLast().last == LevelFrame(bass: garbage[29_997], mid: garbage[29_998], treble: garbage[29_999]))
         #expect(frames.last == .off)
     }
 
@@ -127,7 +134,8 @@ struct LoopbackTests {
             var receiverSettings = ReceiverSettings()
             receiverSettings.bind = "127.0.0.1"
             receiverSettings.port = port
-            let receiver = try await ReceiverService.bind(settings: receiverSettings, output: output, logger: quietLogger)
+            let receiver = try await ReceiverService.bind(
+                settings: receiverSettings, output: output, logger: quietLogger)
             tasks.addTask { try await receiver.run() }
             #expect(await eventually(within: .seconds(15)) { output.frames.count >= 10 })
             tasks.cancelAll()
@@ -190,7 +198,8 @@ struct LoopbackTests {
             // From before the connect (the receiver's clock starts at its accept, a little later) to
             // seeing the close; the sweep runs every 0.1 s, and a busy test machine adds its delays.
             let closedAfter = ContinuousClock.now - connecting
-            #expect(closedAfter >= .milliseconds(500) && closedAfter < .milliseconds(1500), "closed after \(closedAfter)")
+            #expect(
+                closedAfter >= .milliseconds(500) && closedAfter < .milliseconds(1500), "closed after \(closedAfter)")
             #expect(output.frames.isEmpty)
             tasks.cancelAll()
         }
@@ -205,7 +214,8 @@ struct LoopbackTests {
         await absent.listener.close()
         var settings = SenderSettings()
         settings.hosts = ([absent] + receivers).map { Endpoint(host: "127.0.0.1", port: $0.port) }
-        let sender = SenderService(settings: settings, analysis: .steadyLamps, source: Tone(frequency: 1000), logger: quietLogger)
+        let sender = SenderService(
+            settings: settings, analysis: .steadyLamps, source: Tone(frequency: 1000), logger: quietLogger)
         let senderGroup = ServiceGroup(services: [sender], logger: quietLogger)
         await withThrowingTaskGroup { tasks in
             for receiver in receivers { tasks.addTask { try await receiver.run() } }

@@ -1,9 +1,10 @@
 import LightOrganCore
-@testable import LightOrganNetwork
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
+
+@testable import LightOrganNetwork
 
 /// A sink that records what the handler hands it.
 final class RecordingSink: FrameSink {
@@ -51,7 +52,8 @@ struct FrameReceiverHandlerTests {
         #expect(sink.deliveries == [.init(newest: LevelFrame(bass: 19, mid: 20, treble: 21), completed: 7, bytes: 22)])
         // The carried byte starts the next frame.
         try channel.writeInbound(ByteBuffer(bytes: [23, 24]))
-        #expect(sink.deliveries.last == .init(newest: LevelFrame(bass: 22, mid: 23, treble: 24), completed: 1, bytes: 2))
+        #expect(
+            sink.deliveries.last == .init(newest: LevelFrame(bass: 22, mid: 23, treble: 24), completed: 1, bytes: 2))
         try channel.writeInbound(ByteBuffer(bytes: [9]))
         #expect(sink.deliveries.last == .init(newest: nil, completed: 0, bytes: 1))
         _ = try channel.finish()

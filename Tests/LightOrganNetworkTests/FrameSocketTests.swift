@@ -1,9 +1,11 @@
+import LightOrganCore
+import Testing
+
+@testable import LightOrganNetwork
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import LightOrganCore
-@testable import LightOrganNetwork
-import Testing
 
 /// A plain listening socket on 127.0.0.1 whose accepted connections the test reads (or not) itself;
 /// it closes them when it goes.
@@ -82,7 +84,9 @@ struct FrameSocketTests {
         #expect(socket.remoteDescription == "127.0.0.1:\(listener.port)")
     }
 
-    @Test("behind a receiver that stops reading, at most one frame waits unsent, newer ones are dropped and counted, and the stream never splits a frame")
+    @Test(
+        "behind a receiver that stops reading, at most one frame waits unsent, newer ones are dropped and counted, and the stream never splits a frame"
+    )
     func newestWinsWhenStalled() throws {
         let (listener, socket, connection) = try PlainListener.connected(receiveBuffer: 4096)
         defer { listener.stop() }
@@ -98,7 +102,9 @@ struct FrameSocketTests {
         received += PlainListener.drain(connection)
         #expect(received.count == socket.sent * LevelFrame.byteCount, "every frame counted as sent arrived, whole")
         #expect(Array(received.suffix(3)) == [200, 201, 202], "after the stall the newest frame goes out")
-        #expect(stride(from: 1, to: received.count, by: 3).allSatisfy { received[$0] == 7 || received[$0] == 201 }, "frames stay aligned")
+        #expect(
+            stride(from: 1, to: received.count, by: 3).allSatisfy { received[$0] == 7 || received[$0] == 201 },
+            "frames stay aligned")
     }
 
     @Test("a receiver that closes is noticed at the next frames; closed() says so")
@@ -146,7 +152,8 @@ struct FrameSocketTests {
         #expect {
             try FrameSocket.connect(host: "127.0.0.1", port: port)
         } throws: { error in
-            "\(error)" == "cannot connect to 127.0.0.1:\(port): connection refused; is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
+            "\(error)"
+                == "cannot connect to 127.0.0.1:\(port): connection refused; is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
         }
     }
 
@@ -155,7 +162,9 @@ struct FrameSocketTests {
         #expect {
             try FrameSocket.connect(host: "no-such-host.invalid", port: 8181)
         } throws: { error in
-            "\(error)".hasPrefix("cannot connect to no-such-host.invalid:8181: cannot resolve the host name (unknown host); check the name")
+            "\(error)".hasPrefix(
+                "cannot connect to no-such-host.invalid:8181: cannot resolve the host name (unknown host); check the name"
+            )
         }
     }
 }

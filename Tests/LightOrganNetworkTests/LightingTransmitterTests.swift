@@ -36,15 +36,20 @@ final class DatagramCatcher {
 
 @Suite("Lighting transmitter over a real UDP socket")
 struct LightingTransmitterTests {
-    func transmitter(_ catcher: DatagramCatcher, rate: Int = 100, releaseAfter: Duration = .seconds(5)) throws -> LightingTransmitter {
+    func transmitter(_ catcher: DatagramCatcher, rate: Int = 100, releaseAfter: Duration = .seconds(5)) throws
+        -> LightingTransmitter
+    {
         let target = try LightingTarget(parsing: "sacn://127.0.0.1:\(catcher.port)?rate=\(rate)&gamma=1")
-        let patch = try LightingPatch(target: target, fixtures: [Fixture(name: "f", target: target.address)].map {
-            var fixture = $0
-            fixture.gamma = 1
-            return fixture
-        })
+        let patch = try LightingPatch(
+            target: target,
+            fixtures: [Fixture(name: "f", target: target.address)].map {
+                var fixture = $0
+                fixture.gamma = 1
+                return fixture
+            })
         return LightingTransmitter(
-            patch: patch, source: LightingSource(cid: Array(repeating: 7, count: 16), name: "test"), releaseAfter: releaseAfter,
+            patch: patch, source: LightingSource(cid: Array(repeating: 7, count: 16), name: "test"),
+            releaseAfter: releaseAfter,
             logger: Logger(label: "test"))
     }
 

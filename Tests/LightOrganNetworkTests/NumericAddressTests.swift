@@ -1,8 +1,9 @@
+import LightOrganNetwork
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import LightOrganNetwork
-import Testing
 
 @Suite struct NumericAddressTests {
     @Test func anIPv4AddressWithAndWithoutItsPort() {

@@ -43,7 +43,9 @@ struct LEDStripTests {
         let device = RecordingStripDevice()
         let strip = LEDStrip(device: device, settings: settings())
         try strip.show(LevelFrame(bass: 255, mid: 0, treble: 200))
-        let lit: [UInt8] = [255, 0, 0, 255, 0, 0, 255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 200, 0, 0, 200]
+        let lit: [UInt8] = [
+            255, 0, 0, 255, 0, 0, 255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 200, 0, 0, 200,
+        ]
         #expect(await device.waitFor { $0 == lit })
         #expect(strip.stripPixels() == lit)
         strip.shutDown()

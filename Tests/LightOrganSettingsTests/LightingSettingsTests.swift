@@ -23,7 +23,10 @@ struct LightingSettingsTests {
         let settings = try await load("sender:\n  hosts: [sacn://192.168.1.60, ddp://wled-kitchen.local, pi.local]\n")
         #expect(settings.sender.receivers == [Endpoint(host: "pi.local", port: 8181)])
         #expect(!settings.sender.discoversReceiver)
-        #expect(settings.sender.lighting.map(\.target.address) == ["sacn://192.168.1.60:5568", "ddp://wled-kitchen.local:4048"])
+        #expect(
+            settings.sender.lighting.map(\.target.address) == [
+                "sacn://192.168.1.60:5568", "ddp://wled-kitchen.local:4048",
+            ])
         let dimmers = settings.sender.lighting[0].fixtures[0]
         #expect(dimmers.layout == .dimmers && dimmers.universe == 1 && dimmers.address == 1 && dimmers.gamma == 2.2)
         #expect(settings.sender.lighting[0].target.rate == 44)
@@ -77,9 +80,12 @@ struct LightingSettingsTests {
             "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.8\n")
     }
 
-    @Test("lighting.interface goes to multicast, broadcast and artnet://auto targets without their own; unicast keeps its route")
+    @Test(
+        "lighting.interface goes to multicast, broadcast and artnet://auto targets without their own; unicast keeps its route"
+    )
     func lightingInterface() async throws {
-        let settings = try await load("""
+        let settings = try await load(
+            """
             sender:
               hosts: [sacn://multicast, "artnet://broadcast?interface=eth2", artnet://auto, sacn://10.0.0.9, "sacn://10.0.0.8?sync=7"]
             lighting:
@@ -105,7 +111,8 @@ struct LightingSettingsTests {
             "sender:\n  hosts: [ddp://10.0.0.9]\nfixtures:\n  wash:\n    target: ddp://10.0.0.9\n    universe: 2\n")
         await expectError(
             "fixtures.wash.palette = red, green, blue applies to the colour layouts (rgb, rgbw, segments, blend) only; dimmers are three plain channels",
-            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    palette: red, green, blue\n")
+            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    palette: red, green, blue\n"
+        )
         await expectError(
             "sender.hosts = ddp://10.0.0.9?address=2 has ddp://10.0.0.9:4048 whose address 2 is not where a pixel starts: DDP pixels are 3 bytes; allowed: 1, 4, 7, … (pixel n starts at byte 3n+1)",
             "sender:\n  hosts: [ddp://10.0.0.9?address=2]\n")
@@ -127,13 +134,15 @@ struct LightingSettingsTests {
             "sender:\n  hosts: [dmx://10.0.0.9]\n")
         await expectError(
             "fixtures.wash.universe = 70000 is out of range 1…63999 (sACN)",
-            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    universe: 70000\n")
+            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    universe: 70000\n"
+        )
         await expectError(
             "fixtures.wash.address = 511 puts the dimmers layout's 3 channels at 511…513, past channel 512; allowed: 1…510 for dimmers",
             "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  wash:\n    target: sacn://10.0.0.9\n    address: 511\n")
         await expectError(
             "fixtures.b.address = 2 puts channels 2…4 of universe 1 on sacn://10.0.0.9:5568, which a already uses (1…3); move one of them (address, universe) or shorten it",
-            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  a:\n    target: sacn://10.0.0.9\n  b:\n    target: sacn://10.0.0.9\n    address: 2\n")
+            "sender:\n  hosts: [sacn://10.0.0.9]\nfixtures:\n  a:\n    target: sacn://10.0.0.9\n  b:\n    target: sacn://10.0.0.9\n    address: 2\n"
+        )
         await expectError(
             "sender.hosts = sacn://10.0.0.9?universe=0 has sacn://10.0.0.9:5568 whose universe 0 is out of range 1…63999 (sACN)",
             "sender:\n  hosts: [sacn://10.0.0.9?universe=0]\n")

@@ -33,7 +33,9 @@ import Testing
 
     /// A receiver started with a settings file holding `yaml` and no page values yet: the file, the
     /// page's file beside it, and the live settings.
-    static func started(_ yaml: String) async throws -> (file: TemporarySettingsFile, pageFile: String, live: LiveSettings) {
+    static func started(_ yaml: String) async throws -> (
+        file: TemporarySettingsFile, pageFile: String, live: LiveSettings
+    ) {
         let file = try TemporarySettingsFile(yaml)
         let pageFile = file.directory + "/page-settings.yaml"
         let loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
@@ -47,7 +49,9 @@ import Testing
         try live.set("receiver.delay", to: "60")
         try live.set("receiver.timeout", to: "2")
         try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
-        #expect(live.pageFileText.contains("replaced:\n  receiver.max_brightness: 80\n  receiver.delay: 20\n  receiver.timeout: 1\n"))
+        #expect(
+            live.pageFileText.contains(
+                "replaced:\n  receiver.max_brightness: 80\n  receiver.delay: 20\n  receiver.timeout: 1\n"))
 
         // Restarted with the file as it was: the page's values.
         var loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
@@ -79,7 +83,9 @@ import Testing
         try live.useFileValue("receiver.max_brightness")
         try live.useFileValue("receiver.delay")
         #expect(live.settings.receiver.maxBrightness == 80 && live.settings.receiver.delayMilliseconds == 0)
-        #expect(live.pageValues.isEmpty && !live.pageFileText.contains("receiver:\n") && !live.pageFileText.contains("\nreplaced:"))
+        #expect(
+            live.pageValues.isEmpty && !live.pageFileText.contains("receiver:\n")
+                && !live.pageFileText.contains("\nreplaced:"))
         try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
         let loaded = try await SettingsLoader(environment: [:]).load(configPath: file.path, pageFile: pageFile)
         #expect(loaded.sources["receiver.max_brightness"] == .file(file.path))
@@ -90,7 +96,9 @@ import Testing
         let directory = try TemporarySettingsFile("").directory
         let pageFile = directory + "/page-settings.yaml"
         try "receiver:\n  port: 9\n".write(toFile: pageFile, atomically: true, encoding: .utf8)
-        await #expect(throws: SettingsError.self) { try await SettingsLoader(environment: [:]).load(pageFile: pageFile) }
+        await #expect(throws: SettingsError.self) {
+            try await SettingsLoader(environment: [:]).load(pageFile: pageFile)
+        }
         try "receiver:\n  max_brightness: 300\n".write(toFile: pageFile, atomically: true, encoding: .utf8)
         do {
             _ = try await SettingsLoader(environment: [:]).load(pageFile: pageFile)

@@ -64,7 +64,8 @@ struct SettingsLoaderTests {
 
     @Test("reports a bad value in the file with the file, key, value and what is allowed")
     func badValueInFile() async {
-        await expectError("lightorgan.yaml: sender.port = 99999 is out of range 1…65535", file: "sender:\n  port: 99999\n")
+        await expectError(
+            "lightorgan.yaml: sender.port = 99999 is out of range 1…65535", file: "sender:\n  port: 99999\n")
         await expectError(
             "lightorgan.yaml: sender.fps = fast is not a whole number; allowed: 10…250", file: "sender:\n  fps: fast\n")
         await expectError(
@@ -116,7 +117,8 @@ struct SettingsLoaderTests {
 
     @Test("reads the analysis keys, in their units, and checks the crossovers against each other")
     func analysisKeys() async throws {
-        let loaded = try await load(file: "analysis:\n  crossover_low: 200\n  crossover_high: 5000\n  attack: 2\n  release: 80\n")
+        let loaded = try await load(
+            file: "analysis:\n  crossover_low: 200\n  crossover_high: 5000\n  attack: 2\n  release: 80\n")
         #expect(loaded.settings.analysis.bassMidCrossover == 200)
         #expect(loaded.settings.analysis.midTrebleCrossover == 5000)
         #expect(loaded.settings.analysis.attack == 0.002)
@@ -130,7 +132,8 @@ struct SettingsLoaderTests {
 
     @Test("reads the dance keys and names the one that was set when dark and full leave no room")
     func danceKeys() async throws {
-        let loaded = try await load(file: "analysis:\n  response: level\n  dark_below: 0.5\n  full_at: 2\n  fade: 150\n")
+        let loaded = try await load(
+            file: "analysis:\n  response: level\n  dark_below: 0.5\n  full_at: 2\n  fade: 150\n")
         #expect(loaded.settings.analysis.response == .level)
         #expect(loaded.settings.analysis.dance.darkAt == 0.5)
         #expect(loaded.settings.analysis.dance.fullAt == 2)
@@ -154,7 +157,8 @@ struct SettingsLoaderTests {
         await expectError(
             "lightorgan.yaml:1: unknown key volume; known keys: \(SettingsCatalog.keys.map(\.name).joined(separator: ", "))",
             file: "volume: 11\n")
-        #expect(SettingsCatalog.keys.map(\.name).starts(with: ["sender.host", "sender.port", "sender.fps", "sender.input"]))
+        #expect(
+            SettingsCatalog.keys.map(\.name).starts(with: ["sender.host", "sender.port", "sender.fps", "sender.input"]))
     }
 
     @Test("reports broken YAML with its position")
@@ -172,28 +176,38 @@ struct SettingsLoaderTests {
 
     @Test("finds the file: --config, then LIGHTORGAN_CONFIG, then the search path")
     func locatesFile() throws {
-        let existing: Set<String> = ["/home/pi/.config/lightorgan/lightorgan.yaml", "/etc/lightorgan/lightorgan.yaml", "/x.yaml"]
+        let existing: Set<String> = [
+            "/home/pi/.config/lightorgan/lightorgan.yaml", "/etc/lightorgan/lightorgan.yaml", "/x.yaml",
+        ]
         func locator(_ environment: [String: String]) -> SettingsFileLocator {
             SettingsFileLocator(environment: environment, fileExists: { existing.contains($0) })
         }
-        #expect(try locator(["HOME": "/home/pi"]).locate(explicitPath: nil) == "/home/pi/.config/lightorgan/lightorgan.yaml")
+        #expect(
+            try locator(["HOME": "/home/pi"]).locate(explicitPath: nil) == "/home/pi/.config/lightorgan/lightorgan.yaml"
+        )
         #expect(try locator(["HOME": "/root"]).locate(explicitPath: nil) == "/etc/lightorgan/lightorgan.yaml")
-        #expect(try locator(["HOME": "/home/pi", "LIGHTORGAN_CONFIG": "/x.yaml"]).locate(explicitPath: nil) == "/x.yaml")
-        #expect(try locator(["LIGHTORGAN_CONFIG": "/x.yaml"]).locate(explicitPath: "/home/pi/.config/lightorgan/lightorgan.yaml") == "/home/pi/.config/lightorgan/lightorgan.yaml")
+        #expect(
+            try locator(["HOME": "/home/pi", "LIGHTORGAN_CONFIG": "/x.yaml"]).locate(explicitPath: nil) == "/x.yaml")
+        #expect(
+            try locator(["LIGHTORGAN_CONFIG": "/x.yaml"]).locate(
+                explicitPath: "/home/pi/.config/lightorgan/lightorgan.yaml")
+                == "/home/pi/.config/lightorgan/lightorgan.yaml")
         #expect(throws: SettingsError("option --config: settings file /nope.yaml does not exist")) {
             try locator([:]).locate(explicitPath: "/nope.yaml")
         }
         #expect(throws: SettingsError("environment LIGHTORGAN_CONFIG: settings file /gone.yaml does not exist")) {
             try locator(["LIGHTORGAN_CONFIG": "/gone.yaml"]).locate(explicitPath: nil)
         }
-        #expect(locator(["XDG_CONFIG_HOME": "/xdg", "HOME": "/home/pi"]).searchPath == [
-            "lightorgan.yaml", "/xdg/lightorgan/lightorgan.yaml", "/etc/lightorgan/lightorgan.yaml",
-        ])
+        #expect(
+            locator(["XDG_CONFIG_HOME": "/xdg", "HOME": "/home/pi"]).searchPath == [
+                "lightorgan.yaml", "/xdg/lightorgan/lightorgan.yaml", "/etc/lightorgan/lightorgan.yaml",
+            ])
     }
 
     @Test("the example file in scripts/ is valid and documents every key with its default")
     func exampleFile() async throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let example = root.appendingPathComponent("scripts/lightorgan.example.yaml").path
         let text = try String(contentsOfFile: example, encoding: .utf8)
         let loaded = try await SettingsLoader(environment: [:]).load(configPath: example)

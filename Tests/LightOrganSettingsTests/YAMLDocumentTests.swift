@@ -57,7 +57,10 @@ struct YAMLDocumentTests {
             ("a: [1, 2\n", "did not find expected ',' or ']' at line 2, column 1"),
             ("a: 1\n---\nb: 2\n", "holds more than one document (a second `---`)"),
             ("a: *nowhere\n", "the alias *nowhere names no anchor before it at line 1"),
-            (String(repeating: "[", count: 200) + String(repeating: "]", count: 200), "lists and mappings nest deeper than 64 levels"),
+            (
+                String(repeating: "[", count: 200) + String(repeating: "]", count: 200),
+                "lists and mappings nest deeper than 64 levels"
+            ),
         ])
     func refusesBadText(text: String, message: String) {
         #expect(throws: YAMLDocumentError.self) { try YAMLDocument.parse(text) }

@@ -30,7 +30,8 @@ public struct LinkwitzRileyFilter: Sendable {
         precondition(frequency > 0 && frequency < sampleRate / 2, "corner must lie in 0…Nyquist")
         precondition(order == 4 || order == 8, "order 4 or 8")
         let qualities =
-            order == 4 ? [(0.5 as Double).squareRoot()] : [1 / (2 * cos(Double.pi / 8)), 1 / (2 * cos(3 * Double.pi / 8))]
+            order == 4
+            ? [(0.5 as Double).squareRoot()] : [1 / (2 * cos(Double.pi / 8)), 1 / (2 * cos(3 * Double.pi / 8))]
         sections = (qualities + qualities).map { q in
             switch kind {
             case .lowPass: .lowPass(frequency: frequency, q: q, sampleRate: sampleRate)

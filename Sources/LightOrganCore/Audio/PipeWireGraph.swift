@@ -59,7 +59,9 @@ public struct PipeWireGraph: Sendable {
                 }
             }
         }
-        sinks = sinkNames.sorted { $0.key < $1.key }.map { Sink(name: $0.value, portLatencies: latencies[$0.key] ?? []) }
+        sinks = sinkNames.sorted { $0.key < $1.key }.map {
+            Sink(name: $0.value, portLatencies: latencies[$0.key] ?? [])
+        }
         if let forced = settings["clock.force-rate"], forced > 0 {
             rate = forced
         } else if let rate = settings["clock.rate"], rate > 0 {
@@ -87,7 +89,9 @@ public struct PipeWireGraph: Sendable {
     /// monitor) to it leaving the device, the largest over its input ports. Nil when no sink has
     /// that name or its ports state no latency.
     /// - Parameter blockMilliseconds: the blocks the monitor's recorder asks for (see ``quantum(recorderBlockMilliseconds:)``).
-    public func playbackLatencyMicroseconds(ofSink name: String, recorderBlockMilliseconds blockMilliseconds: Int) -> Int? {
+    public func playbackLatencyMicroseconds(ofSink name: String, recorderBlockMilliseconds blockMilliseconds: Int)
+        -> Int?
+    {
         guard let sink = sinks.first(where: { $0.name == name }), !sink.portLatencies.isEmpty else { return nil }
         let quantum = Double(quantum(recorderBlockMilliseconds: blockMilliseconds))
         return sink.portLatencies.map { latency in
@@ -134,7 +138,8 @@ private struct DumpObject: Decodable {
             let params = try? container.decode(Params.self, forKey: .params)
             latencies = (params?.latency ?? []).filter { $0.direction == "Input" }.map {
                 PipeWireGraph.PortLatency(
-                    quanta: max(0, $0.minQuantum ?? 0), samples: max(0, $0.minRate ?? 0), nanoseconds: max(0, $0.minNs ?? 0))
+                    quanta: max(0, $0.minQuantum ?? 0), samples: max(0, $0.minRate ?? 0),
+                    nanoseconds: max(0, $0.minNs ?? 0))
             }
         }
     }

@@ -11,7 +11,9 @@ public enum SampleFormat: String, Sendable, CaseIterable, CustomStringConvertibl
     public func decode(_ bytes: UnsafeRawBufferPointer, count: Int) -> [Float] {
         switch self {
         case .s16le:
-            return (0..<count).map { Float(Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2 * $0, as: Int16.self))) / 32768 }
+            return (0..<count).map {
+                Float(Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2 * $0, as: Int16.self))) / 32768
+            }
         case .s32le:
             return (0..<count).map {
                 Float(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4 * $0, as: Int32.self))) / 2_147_483_648

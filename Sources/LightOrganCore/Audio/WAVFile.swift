@@ -138,7 +138,8 @@ public struct WAVFile: AudioSource {
                 case .int16:
                     return Float(Int16(bitPattern: Self.uint16(raw, at))) / 32768
                 case .int24:
-                    let value = Int32(bitPattern: UInt32(raw[at]) << 8 | UInt32(raw[at + 1]) << 16 | UInt32(raw[at + 2]) << 24)
+                    let value = Int32(
+                        bitPattern: UInt32(raw[at]) << 8 | UInt32(raw[at + 1]) << 16 | UInt32(raw[at + 2]) << 24)
                     return Float(value >> 8) / 8_388_608
                 case .int32:
                     return Float(Int32(bitPattern: Self.uint32(raw, at))) / 2_147_483_648
@@ -186,7 +187,8 @@ public struct WAVFile: AudioSource {
     }
 
     private static func uint32(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
-        UInt32(raw[offset]) | UInt32(raw[offset + 1]) << 8 | UInt32(raw[offset + 2]) << 16 | UInt32(raw[offset + 3]) << 24
+        UInt32(raw[offset]) | UInt32(raw[offset + 1]) << 8 | UInt32(raw[offset + 2]) << 16 | UInt32(raw[offset + 3])
+            << 24
     }
 
 }

@@ -50,7 +50,9 @@ public struct ReceiverChoice: Sendable, Equatable {
             }
             return "found \(noun) \(chosen.description)"
         }
-        guard let chosen else { return "no \(noun) on the network yet; waiting for one (or set \(service.hostSetting))" }
+        guard let chosen else {
+            return "no \(noun) on the network yet; waiting for one (or set \(service.hostSetting))"
+        }
         if seen.count == 1 { return "found \(noun) \(chosen.description)" }
         return
             "\(noun)s on the network: \(list); \(service.verb) \"\(chosen.name)\" (set \(service.nameSetting) to choose another)"
@@ -72,10 +74,12 @@ public struct DiscoveredService: Sendable, Equatable {
 
     /// lightorgan receivers (`_lightorgan._tcp`).
     public static let receiver = DiscoveredService(
-        type: ServiceName.serviceType, noun: "receiver", nameSetting: "sender.receiver_name", hostSetting: "sender.host",
+        type: ServiceName.serviceType, noun: "receiver", nameSetting: "sender.receiver_name",
+        hostSetting: "sender.host",
         verb: "streaming to")
     /// WLED devices, which announce themselves as `_wled._tcp` (their web server's port).
     public static let wled = DiscoveredService(
-        type: "_wled._tcp", noun: "WLED device", nameSetting: "?name= in the target", hostSetting: "the device's address in the target",
+        type: "_wled._tcp", noun: "WLED device", nameSetting: "?name= in the target",
+        hostSetting: "the device's address in the target",
         verb: "driving")
 }

@@ -32,7 +32,8 @@ public struct ArtNetNode: Sendable, Equatable, Hashable {
     ///
     /// - Parameter sender: the datagram's source address, used when the packet's own is 0.0.0.0.
     public init?(reply bytes: [UInt8], sender: String) {
-        guard bytes.count >= 174, bytes.starts(with: Array("Art-Net".utf8) + [0]), bytes[8] == 0x00, bytes[9] == 0x21 else {
+        guard bytes.count >= 174, bytes.starts(with: Array("Art-Net".utf8) + [0]), bytes[8] == 0x00, bytes[9] == 0x21
+        else {
             return nil
         }
         let stated = bytes[10..<14].map(String.init).joined(separator: ".")

@@ -83,7 +83,9 @@ public struct Palette: Sendable, Equatable {
     public var colors: [LampColor]
 
     /// Bass red, mid green, treble blue.
-    public static let standard = Palette(colors: [.init(red: 255, green: 0, blue: 0), .init(red: 0, green: 255, blue: 0), .init(red: 0, green: 0, blue: 255)])
+    public static let standard = Palette(colors: [
+        .init(red: 255, green: 0, blue: 0), .init(red: 0, green: 255, blue: 0), .init(red: 0, green: 0, blue: 255),
+    ])
 
     /// Parses three colours separated by commas, each `#rrggbb`, `rrggbb` or a name
     /// (``LampColor/names``); nil when it is not exactly three of those.

@@ -49,7 +49,11 @@ public struct LightingPacketizer: Sendable {
         case .sacn:
             let sync = renderer.patch.target.syncUniverse
             packets = zip(renderer.patch.universes, renderer.slotCounts).map { universe, slots in
-                (universe, Self.e131Template(universe: universe, slots: slots, source: source, priority: priority, sync: sync ?? 0))
+                (
+                    universe,
+                    Self.e131Template(
+                        universe: universe, slots: slots, source: source, priority: priority, sync: sync ?? 0)
+                )
             }
             if let sync { packets.append((sync, Self.e131SyncTemplate(sync: sync, source: source))) }
         case .artnet:
@@ -61,7 +65,9 @@ public struct LightingPacketizer: Sendable {
             let count = max(1, (total + Self.ddpPacketData - 1) / Self.ddpPacketData)
             packets = (0..<count).map { index in
                 let offset = index * Self.ddpPacketData
-                var bytes = Self.ddpTemplate(offset: offset, length: min(Self.ddpPacketData, total - offset), pixelBytes: renderer.patch.ddpPixelBytes)
+                var bytes = Self.ddpTemplate(
+                    offset: offset, length: min(Self.ddpPacketData, total - offset),
+                    pixelBytes: renderer.patch.ddpPixelBytes)
                 if index == count - 1 { bytes[0] |= 0x01 }  // push: show the frame
                 return (0, bytes)
             }
@@ -95,7 +101,9 @@ public struct LightingPacketizer: Sendable {
                 let buffer = renderer.buffers[index]
                 packets[index].bytes.withUnsafeMutableBufferPointer { bytes in
                     bytes[12] = sequences[index]
-                    for channel in 0..<renderer.slotCounts[index] { bytes[Self.artDmxHeader + channel] = buffer[channel] }
+                    for channel in 0..<renderer.slotCounts[index] {
+                        bytes[Self.artDmxHeader + channel] = buffer[channel]
+                    }
                 }
             }
             packetCount = packets.count
@@ -108,7 +116,9 @@ public struct LightingPacketizer: Sendable {
                 let offset = index * Self.ddpPacketData
                 packets[index].bytes.withUnsafeMutableBufferPointer { bytes in
                     bytes[1] = ddpSequence
-                    for byte in 0..<(bytes.count - Self.ddpHeader) { bytes[Self.ddpHeader + byte] = buffer[offset + byte] }
+                    for byte in 0..<(bytes.count - Self.ddpHeader) {
+                        bytes[Self.ddpHeader + byte] = buffer[offset + byte]
+                    }
                 }
             }
             packetCount = packets.count
@@ -117,7 +127,8 @@ public struct LightingPacketizer: Sendable {
 
     /// An E1.31 data packet for `slots` channels of `universe`, sequence 0, all channels 0,
     /// synchronized on universe `sync` (0: not synchronized).
-    static func e131Template(universe: Int, slots: Int, source: LightingSource, priority: Int, sync: Int = 0) -> [UInt8] {
+    static func e131Template(universe: Int, slots: Int, source: LightingSource, priority: Int, sync: Int = 0) -> [UInt8]
+    {
         var bytes = e131Root(count: e131Header + slots, vector: 0x04, source: source)  // VECTOR_ROOT_E131_DATA
         func put16(_ value: Int, at offset: Int) {
             bytes[offset] = UInt8(value >> 8 & 0xff)
@@ -126,7 +137,8 @@ public struct LightingPacketizer: Sendable {
         // Framing layer.
         put16(0x7000 | (bytes.count - 38), at: 38)
         bytes[43] = 0x02  // VECTOR_E131_DATA_PACKET (40…43)
-        for (index, byte) in source.name.utf8.prefix(63).enumerated() { bytes[44 + index] = byte }  // 44…107, NUL-terminated
+        // Source name: 44…107, NUL-terminated.
+        for (index, byte) in source.name.utf8.prefix(63).enumerated() { bytes[44 + index] = byte }
         bytes[108] = UInt8(priority)
         put16(sync, at: 109)  // synchronization address; 111 sequence, 112 options
         put16(universe, at: 113)
@@ -227,7 +239,9 @@ public struct LightingSource: Sendable, Equatable {
         let text = "lightorgan\u{0}\(machine)\u{0}\(role)"
         let high = fnv(text, offset: 0xcbf2_9ce4_8422_2325)
         let low = fnv(text, offset: 0x84222325_cbf29ce4)
-        var bytes = (0..<8).map { UInt8(high >> (56 - 8 * UInt64($0)) & 0xff) } + (0..<8).map { UInt8(low >> (56 - 8 * UInt64($0)) & 0xff) }
+        var bytes =
+            (0..<8).map { UInt8(high >> (56 - 8 * UInt64($0)) & 0xff) }
+            + (0..<8).map { UInt8(low >> (56 - 8 * UInt64($0)) & 0xff) }
         bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: custom
         bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 4122 variant
         return bytes

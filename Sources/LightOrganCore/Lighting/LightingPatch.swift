@@ -54,7 +54,8 @@ public struct LightingPatch: Sendable, Equatable {
         {
             throw Problem(
                 fixture: other.name, field: "layout",
-                text: "puts \(other.layout) (3-byte pixels) beside \(rgbw.name)'s rgbw (4-byte pixels) on \(target.address), "
+                text:
+                    "puts \(other.layout) (3-byte pixels) beside \(rgbw.name)'s rgbw (4-byte pixels) on \(target.address), "
                     + "but a DDP device reads one pixel format; allowed: rgbw for every fixture on it, or none")
         }
         // Two fixtures on the same channels of a universe.
@@ -69,7 +70,8 @@ public struct LightingPatch: Sendable, Equatable {
                 let universe = target.kind == .ddp ? "" : " of universe \(span.universe)"
                 throw Problem(
                     fixture: fixture.name, field: "address",
-                    text: "puts \(place) \(span.channel + 1)…\(span.channel + span.count)\(universe) on \(target.address), "
+                    text:
+                        "puts \(place) \(span.channel + 1)…\(span.channel + span.count)\(universe) on \(target.address), "
                         + "which \(first.name) already uses (\(other.channel + 1)…\(other.channel + other.count)); "
                         + "move one of them (address, universe) or shorten it")
             }
@@ -85,14 +87,19 @@ public struct LightingPatch: Sendable, Equatable {
         guard let universes = kind.universes else {
             let limit = LightingProtocol.ddpChannels
             guard (1...limit).contains(fixture.address) else {
-                throw Problem(fixture: fixture.name, field: "address", text: "is out of range 1…\(limit) (DDP: the first byte)")
+                throw Problem(
+                    fixture: fixture.name, field: "address", text: "is out of range 1…\(limit) (DDP: the first byte)")
             }
             let pixelBytes = fixture.layout == .rgbw ? 4 : 3
             guard (fixture.address - 1) % pixelBytes == 0 else {
-                let starts = pixelBytes == 4 ? "1, 5, 9, … (pixel n starts at byte 4n+1)" : "1, 4, 7, … (pixel n starts at byte 3n+1)"
+                let starts =
+                    pixelBytes == 4
+                    ? "1, 5, 9, … (pixel n starts at byte 4n+1)" : "1, 4, 7, … (pixel n starts at byte 3n+1)"
                 throw Problem(
                     fixture: fixture.name, field: "address",
-                    text: "is not where a pixel starts: DDP pixels are \(pixelBytes) bytes\(pixelBytes == 4 ? " (rgbw)" : ""); allowed: \(starts)")
+                    text:
+                        "is not where a pixel starts: DDP pixels are \(pixelBytes) bytes\(pixelBytes == 4 ? " (rgbw)" : ""); allowed: \(starts)"
+                )
             }
             guard fixture.address - 1 + count <= limit else {
                 throw Problem(
@@ -115,10 +122,15 @@ public struct LightingPatch: Sendable, Equatable {
             guard last <= size else {
                 throw Problem(
                     fixture: fixture.name, field: "address",
-                    text: "puts the \(fixture.layout) layout's \(count) channels at \(fixture.address)…\(last), past channel \(size); "
+                    text:
+                        "puts the \(fixture.layout) layout's \(count) channels at \(fixture.address)…\(last), past channel \(size); "
                         + "allowed: 1…\(size - count + 1) for \(fixture.layout)")
             }
-            return [Span(fixture: index, universe: fixture.universe, channel: fixture.address - 1, count: count, fixtureChannel: 0)]
+            return [
+                Span(
+                    fixture: index, universe: fixture.universe, channel: fixture.address - 1, count: count,
+                    fixtureChannel: 0)
+            ]
         }
         // A strip: whole pixels per universe, the first from `address`, the others from channel 1.
         var spans: [Span] = []
@@ -130,7 +142,10 @@ public struct LightingPatch: Sendable, Equatable {
             let fits = (size - channel) / 3
             if fits > 0 {
                 let taken = min(fits, remaining)
-                spans.append(Span(fixture: index, universe: universe, channel: channel, count: 3 * taken, fixtureChannel: 3 * pixel))
+                spans.append(
+                    Span(
+                        fixture: index, universe: universe, channel: channel, count: 3 * taken,
+                        fixtureChannel: 3 * pixel))
                 remaining -= taken
                 pixel += taken
             }

@@ -63,7 +63,8 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard let kind = LightingProtocol(rawValue: scheme) else {
             throw SettingProblemText(
-                "`\(text)` has the unknown scheme \(scheme)://; allowed: sacn://, artnet://, ddp:// (or a receiver's host[:port] without a scheme)")
+                "`\(text)` has the unknown scheme \(scheme)://; allowed: sacn://, artnet://, ddp:// (or a receiver's host[:port] without a scheme)"
+            )
         }
         var rest = String(text[schemeEnd.upperBound...])
         var query = ""
@@ -87,13 +88,15 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
         fixtureFields = [:]
         if host.lowercased() == Self.multicast {
             guard kind == .sacn else {
-                throw SettingProblemText("`\(text)`: multicast is sACN's; use \(kind)://ADDRESS (Art-Net: artnet://broadcast)")
+                throw SettingProblemText(
+                    "`\(text)`: multicast is sACN's; use \(kind)://ADDRESS (Art-Net: artnet://broadcast)")
             }
             host = Self.multicast
         }
         if host.lowercased() == Self.broadcast {
             guard kind == .artnet else {
-                throw SettingProblemText("`\(text)`: broadcast is Art-Net's; use \(kind)://ADDRESS (sACN: sacn://multicast)")
+                throw SettingProblemText(
+                    "`\(text)`: broadcast is Art-Net's; use \(kind)://ADDRESS (sACN: sacn://multicast)")
             }
             host = Self.broadcast
         }
@@ -104,7 +107,8 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
             switch key {
             case "rate":
                 guard let rate = Int(value), (1...Self.maximumRate).contains(rate) else {
-                    throw SettingProblemText("`\(text)`: rate=\(value) is out of range 1…\(Self.maximumRate) packets per second")
+                    throw SettingProblemText(
+                        "`\(text)`: rate=\(value) is out of range 1…\(Self.maximumRate) packets per second")
                 }
                 self.rate = rate
             case "priority" where kind == .sacn:
@@ -114,7 +118,9 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
                 self.priority = priority
             case "sync" where kind == .sacn:
                 guard let universe = Int(value), LightingProtocol.sacn.universes!.contains(universe) else {
-                    throw SettingProblemText("`\(text)`: sync=\(value) is not a universe; allowed: 1…63999 (the universe of the synchronization packets)")
+                    throw SettingProblemText(
+                        "`\(text)`: sync=\(value) is not a universe; allowed: 1…63999 (the universe of the synchronization packets)"
+                    )
                 }
                 syncUniverse = universe
             case "name" where host == Self.automatic && kind != .artnet:
@@ -122,16 +128,23 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
             case "interface":
                 guard Self.isInterfaceName(value) else {
                     throw SettingProblemText(
-                        "`\(text)`: interface=\(value) is not a network interface's name; allowed: 1…\(Self.longestInterfaceName) characters without /, : or spaces (eth0, wlan0; `ip link` lists them)")
+                        "`\(text)`: interface=\(value) is not a network interface's name; allowed: 1…\(Self.longestInterfaceName) characters without /, : or spaces (eth0, wlan0; `ip link` lists them)"
+                    )
                 }
                 interface = value
             case "universe" where kind == .ddp:
-                throw SettingProblemText("`\(text)`: universe does not apply to DDP, which has one byte space per device; allowed after ?: \(allowedKeys.joined(separator: ", "))")
+                throw SettingProblemText(
+                    "`\(text)`: universe does not apply to DDP, which has one byte space per device; allowed after ?: \(allowedKeys.joined(separator: ", "))"
+                )
             case _ where Self.fixtureFieldNames.contains(key):
                 fixtureFields[key] = value
             default:
-                let why = key == "priority" || key == "sync" ? " (\(key) is sACN's)" : key == "name" ? " (name picks a WLED device of \(kind)://auto)" : ""
-                throw SettingProblemText("`\(text)`: unknown setting `\(key)`\(why); allowed after ?: \(allowedKeys.joined(separator: ", "))")
+                let why =
+                    key == "priority" || key == "sync"
+                    ? " (\(key) is sACN's)" : key == "name" ? " (name picks a WLED device of \(kind)://auto)" : ""
+                throw SettingProblemText(
+                    "`\(text)`: unknown setting `\(key)`\(why); allowed after ?: \(allowedKeys.joined(separator: ", "))"
+                )
             }
         }
     }
@@ -140,13 +153,16 @@ public struct LightingTarget: Sendable, Hashable, CustomStringConvertible {
     /// leaves by broadcast or multicast (`sacn://multicast`, `artnet://broadcast`, `artnet://auto`);
     /// a unicast target keeps the link its route picks.
     public mutating func defaultInterface(_ interface: String) {
-        guard self.interface.isEmpty, host == Self.multicast || host == Self.broadcast || (kind == .artnet && isDiscovered) else { return }
+        guard self.interface.isEmpty,
+            host == Self.multicast || host == Self.broadcast || (kind == .artnet && isDiscovered)
+        else { return }
         self.interface = interface
     }
 
     /// The keys that may follow `?` for this target.
     public var allowedKeys: [String] {
-        ["rate", "interface"] + (kind == .sacn ? ["priority", "sync"] : []) + (host == Self.automatic && kind != .artnet ? ["name"] : [])
+        ["rate", "interface"] + (kind == .sacn ? ["priority", "sync"] : [])
+            + (host == Self.automatic && kind != .artnet ? ["name"] : [])
             + Self.fixtureFieldNames.filter { !(kind == .ddp && $0 == "universe") }
     }
 

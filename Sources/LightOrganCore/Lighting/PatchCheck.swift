@@ -43,7 +43,12 @@ public struct PatchCheck: Sendable, Equatable {
                 parts = [(name.isEmpty ? "all" : name, 0..<count)]
             }
             for part in parts {
-                steps.append(Step(fixture: index, channels: part.channels, label: "\(part.name.trimmingWhitespace()): \(Self.place(of: part.channels, fixture: index, in: patch))"))
+                steps.append(
+                    Step(
+                        fixture: index, channels: part.channels,
+                        label:
+                            "\(part.name.trimmingWhitespace()): \(Self.place(of: part.channels, fixture: index, in: patch))"
+                    ))
             }
         }
         self.steps = steps

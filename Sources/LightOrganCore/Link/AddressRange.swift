@@ -11,7 +11,8 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
     public let description: String
 
     /// Every address, IPv4 and IPv6.
-    public static let everything = AddressRange(network: Array(repeating: 0, count: 16), prefixLength: 0, description: "all")
+    public static let everything = AddressRange(
+        network: Array(repeating: 0, count: 16), prefixLength: 0, description: "all")
 
     private init(network: [UInt8], prefixLength: Int, description: String) {
         self.network = network
@@ -22,7 +23,9 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
     /// Parses `text` (an address, or an address and `/prefix`); nil when it is neither.
     public init?(_ text: String) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 1 || parts.count == 2, let address = Self.parseAddress(String(parts[0])) else { return nil }
+        guard parts.count == 1 || parts.count == 2, let address = Self.parseAddress(String(parts[0])) else {
+            return nil
+        }
         let maximum = address.isIPv4 ? 32 : 128
         var prefix = maximum
         if parts.count == 2 {
@@ -60,7 +63,9 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
         guard parts.count == 4 else { return nil }
         var bytes: [UInt8] = []
         for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy(\.isASCIIDigit), let value = UInt8(part) else { return nil }
+            guard (1...3).contains(part.count), part.allSatisfy(\.isASCIIDigit), let value = UInt8(part) else {
+                return nil
+            }
             bytes.append(value)
         }
         return bytes
@@ -79,7 +84,8 @@ public struct AddressRange: Sendable, Hashable, CustomStringConvertible {
                     guard let v4 = parseIPv4(piece) else { return nil }
                     bytes += v4
                 } else {
-                    guard (1...4).contains(piece.count), piece.allSatisfy(\.isHexDigit), let value = UInt16(piece, radix: 16)
+                    guard (1...4).contains(piece.count), piece.allSatisfy(\.isHexDigit),
+                        let value = UInt16(piece, radix: 16)
                     else { return nil }
                     bytes += [UInt8(value >> 8), UInt8(value & 0xFF)]
                 }

@@ -31,7 +31,9 @@ public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
         let colons = text.filter { $0 == ":" }.count
         if colons == 1, let colon = text.firstIndex(of: ":") {
             let host = String(text[..<colon])
-            guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+            guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+                return nil
+            }
             self.init(host: host, port: port)
         } else {
             self.init(host: text, port: nil)  // a name, an IPv4 address, or a bare IPv6 address

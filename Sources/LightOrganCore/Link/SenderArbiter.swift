@@ -145,7 +145,9 @@ public struct SenderArbiter: Sendable {
     /// that after the driver's last frame, so the receiver was reading while the driver said nothing.
     /// A first frame counts as heard: an old client that connects and sends one frame still takes
     /// the lights from a sender that stopped.
-    static func hasGoneQuiet(drivingLast: Instant, challengerHeardBefore: Instant?, now: Instant, rules: ReceiverRules) -> Bool {
+    static func hasGoneQuiet(drivingLast: Instant, challengerHeardBefore: Instant?, now: Instant, rules: ReceiverRules)
+        -> Bool
+    {
         guard now - drivingLast >= rules.quietAfter else { return false }
         guard let heardBefore = challengerHeardBefore else { return true }
         return heardBefore - drivingLast >= rules.quietAfter / 3

@@ -43,7 +43,8 @@ public struct BrowserAudioStream: Sendable {
     ///   or channel count outside what is allowed.
     public static func begin(_ text: some Collection<UInt8>) throws(PageProtocolError) -> BrowserAudioStream {
         guard text.count <= PageRequest.maximumBytes else {
-            throw PageProtocolError(.tooBig, "a start message of \(text.count) bytes; at most \(PageRequest.maximumBytes)")
+            throw PageProtocolError(
+                .tooBig, "a start message of \(text.count) bytes; at most \(PageRequest.maximumBytes)")
         }
         let message = try PageJSON.decode(PageRequestWire.self, text)
         guard message.type == "start" else {
@@ -53,7 +54,9 @@ public struct BrowserAudioStream: Sendable {
         let rate = try PageJSON.required(message.sampleRate, "sampleRate")
         guard rate.isFinite, rate == rate.rounded(), sampleRates.contains(Int(exactly: rate) ?? 0) else {
             throw PageProtocolError(
-                .policyViolation, "sample rate \(rate) Hz is not allowed; allowed: \(sampleRates.lowerBound)…\(sampleRates.upperBound) Hz")
+                .policyViolation,
+                "sample rate \(rate) Hz is not allowed; allowed: \(sampleRates.lowerBound)…\(sampleRates.upperBound) Hz"
+            )
         }
         let channels = message.channels ?? 1
         guard channels == 1 else {
@@ -75,19 +78,23 @@ public struct BrowserAudioStream: Sendable {
     ///   - now: monotonic seconds (any origin), for the pace check.
     /// - Throws: ``PageProtocolError``: 1009 too many samples, 1003 a length that is not whole
     ///   samples or too few, 1007 a sample that is not finite, 1008 faster than real time.
-    public mutating func decode(_ bytes: some Collection<UInt8>, at now: Double, into samples: inout [Float]) throws(PageProtocolError) {
+    public mutating func decode(_ bytes: some Collection<UInt8>, at now: Double, into samples: inout [Float])
+        throws(PageProtocolError)
+    {
         let count = bytes.count / 4
         guard count <= Self.maximumSamples else {
             throw PageProtocolError(.tooBig, "\(count) samples in one message; at most \(Self.maximumSamples)")
         }
         guard bytes.count % 4 == 0, count >= Self.minimumSamples else {
             throw PageProtocolError(
-                .unsupportedData, "\(bytes.count) bytes is not \(Self.minimumSamples)…\(Self.maximumSamples) Float32 samples")
+                .unsupportedData,
+                "\(bytes.count) bytes is not \(Self.minimumSamples)…\(Self.maximumSamples) Float32 samples")
         }
         let seconds = Double(count) / Double(start.sampleRate)
         let origin = firstArrival ?? now
         if receivedSeconds + seconds - (now - origin) > Self.burstSeconds {
-            throw PageProtocolError(.policyViolation, "audio arrives faster than \(start.sampleRate) samples per second")
+            throw PageProtocolError(
+                .policyViolation, "audio arrives faster than \(start.sampleRate) samples per second")
         }
         samples.removeAll(keepingCapacity: true)
         samples.reserveCapacity(count)

@@ -11,7 +11,8 @@ public enum HTTPSRedirect {
         guard let host, !host.isEmpty, host.utf8.count <= 255,
             host.utf8.allSatisfy({ isHostCharacter($0) })
         else { return nil }
-        let plainPath = uri.hasPrefix("/") && !uri.hasPrefix("//") && uri.utf8.count <= 2048
+        let plainPath =
+            uri.hasPrefix("/") && !uri.hasPrefix("//") && uri.utf8.count <= 2048
             && uri.utf8.allSatisfy { (0x21...0x7e).contains($0) }
         return "https://\(host)\(plainPath ? uri : "/")"
     }
@@ -19,7 +20,8 @@ public enum HTTPSRedirect {
     /// Letters, digits, `.`, `-`, `:` (a port), `[` and `]` (an IPv6 address).
     private static func isHostCharacter(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         case UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]"):
             true

@@ -88,7 +88,9 @@ public struct LiveSettings: Sendable {
     @discardableResult
     public mutating func set(_ key: String, to value: String) throws(SettingsError) -> Settings {
         guard PageSettings.tunableKeys.contains(key) else {
-            throw SettingsError("\(key) cannot be changed from the page; it can change \(PageSettings.tunableKeys.joined(separator: ", "))")
+            throw SettingsError(
+                "\(key) cannot be changed from the page; it can change \(PageSettings.tunableKeys.joined(separator: ", "))"
+            )
         }
         if let locked = lockReason(key) { throw SettingsError(locked) }
         var changed = raw
@@ -100,7 +102,8 @@ public struct LiveSettings: Sendable {
         } catch {
             // The page shows the rule without naming its own file: `receiver.mode = x is not allowed; …`.
             let prefix = "\(source): "
-            throw error.description.hasPrefix(prefix) ? SettingsError(String(error.description.dropFirst(prefix.count))) : error
+            throw error.description.hasPrefix(prefix)
+                ? SettingsError(String(error.description.dropFirst(prefix.count))) : error
         }
         raw = changed
         settings = resolved
@@ -115,7 +118,9 @@ public struct LiveSettings: Sendable {
     @discardableResult
     public mutating func useFileValue(_ key: String) throws(SettingsError) -> Settings {
         guard PageSettings.tunableKeys.contains(key), let below = beneath[key] else {
-            throw SettingsError("\(key) cannot be changed from the page; it can change \(PageSettings.tunableKeys.joined(separator: ", "))")
+            throw SettingsError(
+                "\(key) cannot be changed from the page; it can change \(PageSettings.tunableKeys.joined(separator: ", "))"
+            )
         }
         if let locked = lockReason(key) { throw SettingsError(locked) }
         var changed = raw

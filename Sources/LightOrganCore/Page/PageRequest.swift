@@ -52,7 +52,9 @@ public enum PageRequest: Sendable, Equatable {
             case .absent: throw PageProtocolError(.invalidData, "`check` needs a line (or null)")
             case .null: return .check(id: id, line: nil)
             case .line(let line):
-                guard (0...1023).contains(line) else { throw PageProtocolError(.invalidData, "line \(line) is not a GPIO line") }
+                guard (0...1023).contains(line) else {
+                    throw PageProtocolError(.invalidData, "line \(line) is not a GPIO line")
+                }
                 return .check(id: id, line: line)
             }
         case let other:

@@ -18,7 +18,9 @@ public struct PageSecret: Sendable, Equatable, CustomStringConvertible {
     public init?(reading text: String) {
         let trimmed = text.trimmingWhitespace()
         guard trimmed.count >= 16, trimmed.count <= 128,
-            trimmed.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_") })
+            trimmed.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" || $0 == "_")
+            })
         else { return nil }
         self.text = trimmed
     }

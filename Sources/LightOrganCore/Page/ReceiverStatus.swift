@@ -48,7 +48,9 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         public var mode: String
         public var lines: [Line]
         public init(name: String, port: Int, output: String, chip: String?, mode: String, lines: [Line]) {
-            (self.name, self.port, self.output, self.chip, self.mode, self.lines) = (name, port, output, chip, mode, lines)
+            (self.name, self.port, self.output, self.chip, self.mode, self.lines) = (
+                name, port, output, chip, mode, lines
+            )
         }
     }
 
@@ -102,7 +104,9 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
             key: String, value: String, allowed: String, summary: String, source: String, locked: String?,
             fileValue: String, fileSource: String
         ) {
-            (self.key, self.value, self.allowed, self.summary, self.source, self.locked) = (key, value, allowed, summary, source, locked)
+            (self.key, self.value, self.allowed, self.summary, self.source, self.locked) = (
+                key, value, allowed, summary, source, locked
+            )
             (self.fileValue, self.fileSource) = (fileValue, fileSource)
         }
     }
@@ -158,7 +162,8 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: CodingKey {
-        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking, checkingStrip, settings
+        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking,
+            checkingStrip, settings
     }
 }
 

@@ -117,8 +117,10 @@ public struct LevelPlot: Sendable {
             let index = band.rawValue
             let top = laneTop + Double(index) * (laneHeight + laneGap)
             func y(_ lightness: Double) -> Double { top + laneHeight * (1 - lightness / 100) }
-            svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(right - left)\" height=\"\(laneHeight)\" fill=\"#1b1b1b\" stroke=\"#444\"/>\n"
-            svg += "<line x1=\"\(left)\" y1=\"\(y(20))\" x2=\"\(right)\" y2=\"\(y(20))\" stroke=\"#333\" stroke-dasharray=\"4 4\"/>\n"
+            svg +=
+                "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(right - left)\" height=\"\(laneHeight)\" fill=\"#1b1b1b\" stroke=\"#444\"/>\n"
+            svg +=
+                "<line x1=\"\(left)\" y1=\"\(y(20))\" x2=\"\(right)\" y2=\"\(y(20))\" stroke=\"#333\" stroke-dasharray=\"4 4\"/>\n"
             // The brightest frame of each pixel column, as a filled curve: flashes stand out as spikes.
             var curve: [String] = []
             var last = 0.0
@@ -128,8 +130,10 @@ public struct LevelPlot: Sendable {
             }
             if let first = curve.first, let final = curve.last {
                 let base = String(cFormat: "%.1f", y(0))
-                let open = "\(first.split(separator: ",")[0]),\(base)", close = "\(final.split(separator: ",")[0]),\(base)"
-                svg += "<polygon points=\"\(open) \(curve.joined(separator: " ")) \(close)\" fill=\"\(colours[index])\" fill-opacity=\"0.35\" stroke=\"\(colours[index])\" stroke-width=\"1\"/>\n"
+                let open = "\(first.split(separator: ",")[0]),\(base)",
+                    close = "\(final.split(separator: ",")[0]),\(base)"
+                svg +=
+                    "<polygon points=\"\(open) \(curve.joined(separator: " ")) \(close)\" fill=\"\(colours[index])\" fill-opacity=\"0.35\" stroke=\"\(colours[index])\" stroke-width=\"1\"/>\n"
             }
             var marks = ""
             for time in flashTimes[index] {
@@ -142,29 +146,40 @@ public struct LevelPlot: Sendable {
             for (column, decibels) in soundHigh[index].enumerated() {
                 guard let decibels else { continue }
                 let level = min(max((decibels + 60) / 60, 0), 1)
-                sound += (sound.isEmpty ? "M" : "L") + String(cFormat: "%.1f %.1f", left + Double(column) + 0.5, y(level * 100))
+                sound +=
+                    (sound.isEmpty ? "M" : "L")
+                    + String(cFormat: "%.1f %.1f", left + Double(column) + 0.5, y(level * 100))
             }
-            if !sound.isEmpty { svg += "<path d=\"\(sound)\" fill=\"none\" stroke=\"#ddd\" stroke-opacity=\"0.45\" stroke-width=\"1\"/>\n" }
+            if !sound.isEmpty {
+                svg +=
+                    "<path d=\"\(sound)\" fill=\"none\" stroke=\"#ddd\" stroke-opacity=\"0.45\" stroke-width=\"1\"/>\n"
+            }
             var ticks = ""
             for time in onsetTimes[index] { ticks += String(cFormat: "M%.1f %.1fv7", x(time), top + laneHeight + 2) }
             if !ticks.isEmpty {
                 svg += "<path d=\"\(ticks)\" stroke=\"\(colours[index])\" stroke-width=\"1.5\"/>\n"
-                svg += "<text x=\"\(left - 8)\" y=\"\(top + 46)\" fill=\"#888\" text-anchor=\"end\">\(onsetTimes[index].count) |</text>\n"
+                svg +=
+                    "<text x=\"\(left - 8)\" y=\"\(top + 46)\" fill=\"#888\" text-anchor=\"end\">\(onsetTimes[index].count) |</text>\n"
             }
-            svg += "<text x=\"\(left - 8)\" y=\"\(top + 14)\" fill=\"\(colours[index])\" text-anchor=\"end\">\(band)</text>\n"
-            svg += "<text x=\"\(left - 8)\" y=\"\(top + 30)\" fill=\"#888\" text-anchor=\"end\">\(flashTimes[index].count) ▼</text>\n"
+            svg +=
+                "<text x=\"\(left - 8)\" y=\"\(top + 14)\" fill=\"\(colours[index])\" text-anchor=\"end\">\(band)</text>\n"
+            svg +=
+                "<text x=\"\(left - 8)\" y=\"\(top + 30)\" fill=\"#888\" text-anchor=\"end\">\(flashTimes[index].count) ▼</text>\n"
             for lightness in [0.0, 50, 100] {
-                svg += "<text x=\"\(left - 8)\" y=\"\(y(lightness) + 4)\" fill=\"#666\" text-anchor=\"end\" font-size=\"10\">\(Int(lightness))</text>\n"
+                svg +=
+                    "<text x=\"\(left - 8)\" y=\"\(y(lightness) + 4)\" fill=\"#666\" text-anchor=\"end\" font-size=\"10\">\(Int(lightness))</text>\n"
             }
         }
         // Time axis under the last lane.
         let axis = laneTop + 3 * laneHeight + 2 * laneGap + 12
-        let tick = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600]
+        let tick =
+            [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600]
             .first { duration / $0 <= 20 } ?? 1200
         for time in stride(from: 0, through: duration, by: tick) {
             let px = x(time)
             svg += "<line x1=\"\(px)\" y1=\"\(axis)\" x2=\"\(px)\" y2=\"\(axis + 5)\" stroke=\"#aaa\"/>"
-            svg += "<text x=\"\(px)\" y=\"\(axis + 18)\" fill=\"#aaa\" text-anchor=\"middle\">\(Self.format(time)) s</text>\n"
+            svg +=
+                "<text x=\"\(px)\" y=\"\(axis + 18)\" fill=\"#aaa\" text-anchor=\"middle\">\(Self.format(time)) s</text>\n"
         }
         return svg + "</svg>\n"
     }

@@ -26,7 +26,9 @@ public struct StripPlot {
     public init(title: String, pixels: Int, palette: Palette = .standard, gamma: Double = 2.2) {
         self.pixels = pixels
         self.title = title
-        renderers = StripEffect.allCases.map { StripRenderer(pixels: pixels, effect: $0, palette: palette, gamma: gamma) }
+        renderers = StripEffect.allCases.map {
+            StripRenderer(pixels: pixels, effect: $0, palette: palette, gamma: gamma)
+        }
         rows = StripEffect.allCases.map { _ in [] }
     }
 
@@ -69,7 +71,8 @@ public struct StripPlot {
                     while end < pixels, Array(pixelsOfRow[3 * end..<3 * end + 3]) == color { end += 1 }
                     if color != [0, 0, 0] {
                         let x = 10 + Double(start) * cell
-                        svg += "<rect x=\"\(Self.format(x))\" y=\"\(Self.format(y))\" width=\"\(Self.format(Double(end - start) * cell))\" "
+                        svg +=
+                            "<rect x=\"\(Self.format(x))\" y=\"\(Self.format(y))\" width=\"\(Self.format(Double(end - start) * cell))\" "
                             + "height=\"\(Self.rowHeight)\" fill=\"\(Self.displayColor(color))\"/>\n"
                     }
                     start = end

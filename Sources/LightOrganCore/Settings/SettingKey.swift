@@ -51,7 +51,9 @@ extension SettingKey {
     ) -> SettingKey {
         let allowed = "\(range.lowerBound)…\(range.upperBound)"
         return SettingKey(name, default: String(defaultValue), allowed: allowed, summary: summary) { settings, raw in
-            guard let value = Int(raw) else { return SettingProblem(text: "is not a whole number; allowed: \(allowed)") }
+            guard let value = Int(raw) else {
+                return SettingProblem(text: "is not a whole number; allowed: \(allowed)")
+            }
             guard range.contains(value) else { return .outOfRange(allowed) }
             store(&settings, value)
             return nil
@@ -140,7 +142,8 @@ extension SettingKey {
         _ name: String, default defaultValue: String, allowed: String, summary: String,
         parse: @escaping @Sendable (String) -> Item?, store: @escaping @Sendable (inout Settings, [Item]) -> Void
     ) -> SettingKey {
-        SettingKey(name, default: defaultValue, allowed: allowed, summary: summary, acceptsList: true) { settings, raw in
+        SettingKey(name, default: defaultValue, allowed: allowed, summary: summary, acceptsList: true) {
+            settings, raw in
             let parts = raw.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
             var items: [Item] = []
             for part in parts {
@@ -160,7 +163,8 @@ extension SettingKey {
         _ name: String, allowsReceivers: Bool, summary: String,
         store: @escaping @Sendable (inout Settings, [Endpoint], [LightingTarget]) -> Void
     ) -> SettingKey {
-        let allowed = allowsReceivers
+        let allowed =
+            allowsReceivers
             ? "receivers as host names or addresses, each optionally with :port ([::1]:8181 for IPv6), and lighting targets: \(LightingTarget.allowedForm)"
             : "lighting targets: \(LightingTarget.allowedForm)"
         return SettingKey(name, default: "", allowed: allowed, summary: summary, acceptsList: true) { settings, raw in
@@ -180,8 +184,10 @@ extension SettingKey {
                     return SettingProblem(text: "has `\(part)`, which is not allowed; allowed: \(allowed)")
                 }
             }
-            for (index, target) in targets.enumerated() where targets[..<index].contains(where: { $0.address == target.address }) {
-                return SettingProblem(text: "has \(target.address) twice; list each device once (fixtures: puts several lights on one)")
+            for (index, target) in targets.enumerated()
+            where targets[..<index].contains(where: { $0.address == target.address }) {
+                return SettingProblem(
+                    text: "has \(target.address) twice; list each device once (fixtures: puts several lights on one)")
             }
             store(&settings, receivers, targets)
             return nil
@@ -197,7 +203,9 @@ extension SettingKey {
         let range = "0…\(LightDelay.maximumMilliseconds) milliseconds"
         let allowed = allowsAuto ? "auto or \(range)" : range
         return SettingKey(name, default: defaultValue, allowed: allowed, summary: summary) { settings, raw in
-            guard let value = LightDelay(parsing: raw), allowsAuto || value != .auto else { return .notAllowed(allowed) }
+            guard let value = LightDelay(parsing: raw), allowsAuto || value != .auto else {
+                return .notAllowed(allowed)
+            }
             store(&settings, value)
             return nil
         }
@@ -205,7 +213,8 @@ extension SettingKey {
 
     /// true or false (also yes/no, on/off).
     static func flag(
-        _ name: String, default defaultValue: Bool, summary: String, store: @escaping @Sendable (inout Settings, Bool) -> Void
+        _ name: String, default defaultValue: Bool, summary: String,
+        store: @escaping @Sendable (inout Settings, Bool) -> Void
     ) -> SettingKey {
         SettingKey(name, default: String(defaultValue), allowed: "true or false", summary: summary) { settings, raw in
             switch raw.lowercased() {

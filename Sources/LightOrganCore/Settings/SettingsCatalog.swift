@@ -11,8 +11,10 @@ public enum SettingsCatalog {
     /// All keys, in the order the example file lists them.
     public static let keys: [SettingKey] = [
         .text(
-            "sender.host", default: "auto", allowed: "auto (find the receiver by DNS-SD), a host name or an IPv4/IPv6 address",
-            summary: "The receiver (the Raspberry Pi): auto finds it on the local network (DNS-SD), or a host name or address."
+            "sender.host", default: "auto",
+            allowed: "auto (find the receiver by DNS-SD), a host name or an IPv4/IPv6 address",
+            summary:
+                "The receiver (the Raspberry Pi): auto finds it on the local network (DNS-SD), or a host name or address."
         ) { $0.sender.host = $1 },
         .integer(
             "sender.port", default: 8181, range: 1...65535, summary: "TCP port of the receiver."
@@ -23,11 +25,13 @@ public enum SettingsCatalog {
         .text(
             "sender.input", default: "auto",
             allowed: "auto, monitor, demo, - (stdin), a .wav file, or an ALSA capture device (default, hw:1,0, pulse…)",
-            summary: "Audio to analyse: auto or monitor (what this machine plays, through PipeWire/PulseAudio), demo (built-in groove), - (raw PCM on stdin), a WAV file, or an ALSA device."
+            summary:
+                "Audio to analyse: auto or monitor (what this machine plays, through PipeWire/PulseAudio), demo (built-in groove), - (raw PCM on stdin), a WAV file, or an ALSA device."
         ) { $0.sender.input = AudioInputChoice(parsing: $1) },
         .delay(
             "sender.delay", default: "auto", allowsAuto: true,
-            summary: "Hold the lights back so they change when the sound leaves the speaker: auto (the playing sink's latency, with the monitor input), or milliseconds (0: none)."
+            summary:
+                "Hold the lights back so they change when the sound leaves the speaker: auto (the playing sink's latency, with the monitor input), or milliseconds (0: none)."
         ) { $0.sender.delay = $1 },
         .integer(
             "sender.rate", default: 44_100, range: 8_000...192_000, summary: "Raw PCM on stdin: sample rate, Hz."
@@ -40,7 +44,8 @@ public enum SettingsCatalog {
         ) { $0.sender.rawFormat = $1 },
         .targets(
             "sender.hosts", allowsReceivers: true,
-            summary: "Several receivers and lighting devices to send the same frames to at once: host[:port] of a receiver (auto: found by DNS-SD), or sacn://, artnet://, ddp:// targets (empty: sender.host alone)."
+            summary:
+                "Several receivers and lighting devices to send the same frames to at once: host[:port] of a receiver (auto: found by DNS-SD), or sacn://, artnet://, ddp:// targets (empty: sender.host alone)."
         ) { settings, receivers, targets in
             settings.sender.hosts = receivers
             settings.sender.lightingTargets = targets
@@ -59,7 +64,8 @@ public enum SettingsCatalog {
         ) { $0.receiver.bind = $1 },
         .delay(
             "receiver.delay", default: "0", allowsAuto: false,
-            summary: "Hold each frame back this many milliseconds before showing it (for a sender that cannot delay itself, e.g. a 2016 app)."
+            summary:
+                "Hold each frame back this many milliseconds before showing it (for a sender that cannot delay itself, e.g. a 2016 app)."
         ) {
             if case .milliseconds(let value) = $1 { $0.receiver.delayMilliseconds = value }
         },
@@ -69,11 +75,13 @@ public enum SettingsCatalog {
         ) { $0.receiver.port = $1 },
         .serviceName(
             "receiver.name",
-            summary: "Name published on the local network (DNS-SD _lightorgan._tcp) for senders to find (empty: the host name)."
+            summary:
+                "Name published on the local network (DNS-SD _lightorgan._tcp) for senders to find (empty: the host name)."
         ) { $0.receiver.name = $1 },
         .choice(
             "receiver.output", default: OutputChoice.terminal,
-            summary: "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts; gpio: LEDs on GPIO lines."
+            summary:
+                "terminal: virtual lamps in the terminal; stdout: one line per frame, for scripts; gpio: LEDs on GPIO lines."
         ) { $0.receiver.output = $1 },
         .text(
             "receiver.chip", default: "auto", allowed: "auto, a chip name (gpiochip0), a path or a label",
@@ -91,7 +99,8 @@ public enum SettingsCatalog {
         ) { $0.receiver.pwmFrequency = $1 },
         .choice(
             "receiver.mode", default: LineDriver.Mode.pwm,
-            summary: "pwm: brightness; onoff: on above a threshold (relay boards, classic light organ); bar: a band's lines as a level meter."
+            summary:
+                "pwm: brightness; onoff: on above a threshold (relay boards, classic light organ); bar: a band's lines as a level meter."
         ) { $0.receiver.mode = $1 },
         .integer(
             "receiver.onoff_threshold", default: 128, range: 1...255, summary: "onoff: level that switches a band on."
@@ -109,7 +118,8 @@ public enum SettingsCatalog {
             summary: "With no frame for this long, every lamp goes off."
         ) { $0.receiver.timeout = $1 },
         .list(
-            "receiver.allow", default: "all", allowed: "all, or IP addresses and CIDR ranges (192.168.1.0/24, fd00::/8)",
+            "receiver.allow", default: "all",
+            allowed: "all, or IP addresses and CIDR ranges (192.168.1.0/24, fd00::/8)",
             summary: "Who may connect: all, or addresses and ranges.",
             parse: { $0.lowercased() == "all" ? AddressRange.everything : AddressRange($0) }
         ) { $0.receiver.allow = $1.contains(.everything) ? [] : $1 },
@@ -127,26 +137,33 @@ public enum SettingsCatalog {
         ) { $0.receiver.statsInterval = $1 },
         .targets(
             "receiver.forward", allowsReceivers: false,
-            summary: "Lighting devices that show the lamps too: sacn://, artnet://, ddp:// targets (fixtures: says how)."
+            summary:
+                "Lighting devices that show the lamps too: sacn://, artnet://, ddp:// targets (fixtures: says how)."
         ) { settings, _, targets in settings.receiver.forwardTargets = targets },
         .integer(
             "receiver.max_brightness", default: 100, range: 1...100,
             summary: "Brightness limit of every lamp, percent of full (1…100)."
         ) { $0.receiver.maxBrightness = $1 },
         .text(
-            "receiver.strip.device", default: "", allowed: "empty (no strip), /dev/spidev0.0 (SPI: every Pi), /dev/leds0 (Pi 5 ws2812-pio), another spidev or leds path, or virtual",
-            summary: "LED strip (WS2812B/SK6812) wired to this Pi beside the lamps: /dev/spidev0.0 (data on GPIO 10, SPI enabled), /dev/leds0 on a Pi 5 with dtoverlay=ws2812-pio, virtual (only on the page and in the terminal); empty: none.",
+            "receiver.strip.device", default: "",
+            allowed:
+                "empty (no strip), /dev/spidev0.0 (SPI: every Pi), /dev/leds0 (Pi 5 ws2812-pio), another spidev or leds path, or virtual",
+            summary:
+                "LED strip (WS2812B/SK6812) wired to this Pi beside the lamps: /dev/spidev0.0 (data on GPIO 10, SPI enabled), /dev/leds0 on a Pi 5 with dtoverlay=ws2812-pio, virtual (only on the page and in the terminal); empty: none.",
             allowsEmpty: true
         ) { $0.receiver.strip.device = $1 },
         .integer(
-            "receiver.strip.pixels", default: 60, range: 1...StripSettings.maximumPixels, summary: "Pixels (LEDs) of the strip."
+            "receiver.strip.pixels", default: 60, range: 1...StripSettings.maximumPixels,
+            summary: "Pixels (LEDs) of the strip."
         ) { $0.receiver.strip.pixels = $1 },
         .choice(
-            "receiver.strip.type", default: StripLED.ws2812b, summary: "The strip's chip: ws2812b (also WS2811, NeoPixel), sk6812, sk6812-rgbw."
+            "receiver.strip.type", default: StripLED.ws2812b,
+            summary: "The strip's chip: ws2812b (also WS2811, NeoPixel), sk6812, sk6812-rgbw."
         ) { $0.receiver.strip.led = $1 },
         SettingKey(
             "receiver.strip.order", default: "auto", allowed: ColorOrder.allowed,
-            summary: "Order of the colours on the wire: auto (the type's own), or rgb, grb, brg, … when the first pixel of the wiring check is not red."
+            summary:
+                "Order of the colours on the wire: auto (the type's own), or rgb, grb, brg, … when the first pixel of the wiring check is not red."
         ) { settings, raw in
             if raw.lowercased() == "auto" {
                 settings.receiver.strip.order = nil
@@ -158,11 +175,13 @@ public enum SettingsCatalog {
         },
         .choice(
             "receiver.strip.effect", default: StripEffect.scroll,
-            summary: "scroll: each beat's colour moves out from the centre; energy: a bar per band from the centre; flash: the whole strip on each bass beat; segments: a third per band; blend: the whole strip in the bands' mixed colours."
+            summary:
+                "scroll: each beat's colour moves out from the centre; energy: a bar per band from the centre; flash: the whole strip on each bass beat; segments: a third per band; blend: the whole strip in the bands' mixed colours."
         ) { $0.receiver.strip.effect = $1 },
         .integer(
             "receiver.strip.brightness", default: 50, range: 1...100,
-            summary: "Brightness limit of the strip, percent of full (a 5 V supply gives about 60 mA a pixel at full white)."
+            summary:
+                "Brightness limit of the strip, percent of full (a 5 V supply gives about 60 mA a pixel at full white)."
         ) { $0.receiver.strip.brightness = $1 },
         .decimal(
             "receiver.strip.gamma", default: 2.2, range: 1...4, unit: "(exponent)",
@@ -178,7 +197,8 @@ public enum SettingsCatalog {
         },
         .flag(
             "page.enabled", default: true,
-            summary: "Serve the receiver's page (HTTPS): live lamps, status, wiring check, settings, a phone as the sound source."
+            summary:
+                "Serve the receiver's page (HTTPS): live lamps, status, wiring check, settings, a phone as the sound source."
         ) { $0.page.isEnabled = $1 },
         .integer(
             "page.port", default: 8443, range: 0...65535, summary: "HTTPS port of the page (0: any free port)."
@@ -188,8 +208,10 @@ public enum SettingsCatalog {
             summary: "Address the page listens on; empty: the same as receiver.bind.", allowsEmpty: true
         ) { $0.page.bind = $1 },
         .text(
-            "page.certificate", default: "", allowed: "empty (a self-signed certificate made on first start), or a PEM file",
-            summary: "TLS certificate chain of the page; with page.key. Empty: the receiver makes its own.", allowsEmpty: true
+            "page.certificate", default: "",
+            allowed: "empty (a self-signed certificate made on first start), or a PEM file",
+            summary: "TLS certificate chain of the page; with page.key. Empty: the receiver makes its own.",
+            allowsEmpty: true
         ) { $0.page.certificate = $1 },
         .text(
             "page.key", default: "", allowed: "empty, or the PEM private key of page.certificate",
@@ -197,15 +219,20 @@ public enum SettingsCatalog {
         ) { $0.page.key = $1 },
         .decimal(
             "lighting.release_after", default: 5, range: 0.1...3600, unit: "seconds",
-            summary: "After this long with every lamp dark, lighting devices are let go (sACN streams terminated, WLED back to its own effects) until a lamp lights again."
+            summary:
+                "After this long with every lamp dark, lighting devices are let go (sACN streams terminated, WLED back to its own effects) until a lamp lights again."
         ) { $0.lighting.releaseAfter = $1 },
         SettingKey(
             "lighting.interface", default: "",
-            allowed: "empty (the link of the default route), or a network interface's name: eth0, wlan0 (`ip link` lists them)",
-            summary: "The link sACN multicast, Art-Net broadcast and ArtPoll leave by, for targets without ?interface= (a laptop on Wi-Fi and a wired DMX network: the wired one)."
+            allowed:
+                "empty (the link of the default route), or a network interface's name: eth0, wlan0 (`ip link` lists them)",
+            summary:
+                "The link sACN multicast, Art-Net broadcast and ArtPoll leave by, for targets without ?interface= (a laptop on Wi-Fi and a wired DMX network: the wired one)."
         ) { settings, raw in
             guard raw.isEmpty || LightingTarget.isInterfaceName(raw) else {
-                return .notAllowed("empty, or 1…\(LightingTarget.longestInterfaceName) characters without /, : or spaces (eth0, wlan0; `ip link` lists them)")
+                return .notAllowed(
+                    "empty, or 1…\(LightingTarget.longestInterfaceName) characters without /, : or spaces (eth0, wlan0; `ip link` lists them)"
+                )
             }
             settings.lighting.interface = raw
             return nil
@@ -228,15 +255,18 @@ public enum SettingsCatalog {
         ) { $0.analysis.release = $1 / 1000 },
         .choice(
             "analysis.response", default: AnalysisParameters.Response.dance,
-            summary: "dance: each lamp flashes on the beats of its band and is dark between them; level: each lamp follows its band's loudness (calmer, for receiver.mode bar)."
+            summary:
+                "dance: each lamp flashes on the beats of its band and is dark between them; level: each lamp follows its band's loudness (calmer, for receiver.mode bar)."
         ) { $0.analysis.response = $1 },
         .decimal(
             "analysis.dark_below", default: DanceParameters().darkAt, range: 0...5, unit: "deviations",
-            summary: "dance: a lamp stays dark until its band is this many deviations above its running mean (higher: fewer, surer flashes)."
+            summary:
+                "dance: a lamp stays dark until its band is this many deviations above its running mean (higher: fewer, surer flashes)."
         ) { $0.analysis.dance.darkAt = $1 },
         .decimal(
             "analysis.full_at", default: DanceParameters().fullAt, range: 0.5...10, unit: "deviations",
-            summary: "dance: a lamp is fully on this many deviations above its band's running mean (more than analysis.dark_below)."
+            summary:
+                "dance: a lamp is fully on this many deviations above its band's running mean (more than analysis.dark_below)."
         ) { $0.analysis.dance.fullAt = $1 },
         .decimal(
             "analysis.fade", default: (DanceParameters().fade * 1000).rounded(), range: 10...2000, unit: "ms",
@@ -272,12 +302,14 @@ public enum SettingsCatalog {
         // Rules across keys.
         let analysis = settings.analysis
         if analysis.midTrebleCrossover < 2 * analysis.bassMidCrossover {
-            let raw = values["analysis.crossover_high"] ?? values["analysis.crossover_low"]
+            let raw =
+                values["analysis.crossover_high"] ?? values["analysis.crossover_low"]
                 ?? RawSetting(analysis.midTrebleCrossover.compact, from: .builtInDefault)
             let key = values["analysis.crossover_high"] != nil ? "analysis.crossover_high" : "analysis.crossover_low"
             throw SettingsError.badValue(
                 key: key, raw: raw,
-                problem: "leaves less than an octave between the crossovers (\(analysis.bassMidCrossover.compact) Hz and "
+                problem:
+                    "leaves less than an octave between the crossovers (\(analysis.bassMidCrossover.compact) Hz and "
                     + "\(analysis.midTrebleCrossover.compact) Hz); the high one must be at least twice the low one")
         }
         if analysis.dance.fullAt <= analysis.dance.darkAt {
@@ -287,7 +319,8 @@ public enum SettingsCatalog {
             let raw = values[key] ?? RawSetting(analysis.dance.darkAt.compact, from: .builtInDefault)
             throw SettingsError.badValue(
                 key: key, raw: raw,
-                problem: "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
+                problem:
+                    "leaves no room between dark (\(analysis.dance.darkAt.compact)) and full (\(analysis.dance.fullAt.compact)); "
                     + "analysis.full_at must be above analysis.dark_below")
         }
         // lighting.interface: the link of every target that leaves by broadcast or multicast.
@@ -304,7 +337,8 @@ public enum SettingsCatalog {
             throw SettingsError.badValue(
                 key: "receiver.strip.order", raw: values["receiver.strip.order"]!,
                 problem: "has \(order.channels.count) colours but a \(strip.led) pixel takes \(strip.led.channels); "
-                    + (strip.led.channels == 4 ? "add w (grbw)" : "leave out w, or set receiver.strip.type: sk6812-rgbw"))
+                    + (strip.led.channels == 4
+                        ? "add w (grbw)" : "leave out w, or set receiver.strip.type: sk6812-rgbw"))
         }
         try placeFixtures(values, in: &settings)
         return settings
@@ -312,7 +346,8 @@ public enum SettingsCatalog {
 
     /// Builds the fixtures under `fixtures:` and places them, or the one each target implies, on
     /// every lighting target of both sides.
-    private static func placeFixtures(_ values: [String: RawSetting], in settings: inout Settings) throws(SettingsError) {
+    private static func placeFixtures(_ values: [String: RawSetting], in settings: inout Settings) throws(SettingsError)
+    {
         // The fixtures of the file, by name, in the order of their first setting's key.
         var named: [String: [String: (key: String, raw: RawSetting)]] = [:]
         for (key, raw) in values {
@@ -326,18 +361,22 @@ public enum SettingsCatalog {
                 let (key, raw) = fields.values.sorted { $0.key < $1.key }.first!
                 throw SettingsError.badValue(
                     key: key, raw: raw,
-                    problem: "belongs to fixtures.\(name), which has no target; add fixtures.\(name).target: sacn://…, artnet://… or ddp://…")
+                    problem:
+                        "belongs to fixtures.\(name), which has no target; add fixtures.\(name).target: sacn://…, artnet://… or ddp://…"
+                )
             }
             let device: LightingTarget
             do throws(SettingProblemText) {
                 device = try LightingTarget(parsing: target.raw.value.trimmingWhitespace())
             } catch {
-                throw SettingsError.badValue(key: target.key, raw: target.raw, problem: "is not a lighting target: \(error.text)")
+                throw SettingsError.badValue(
+                    key: target.key, raw: target.raw, problem: "is not a lighting target: \(error.text)")
             }
             if !device.fixtureFields.isEmpty {
                 throw SettingsError.badValue(
                     key: target.key, raw: target.raw,
-                    problem: "has fixture settings after ?; write them as fixtures.\(name).universe, .address, … instead")
+                    problem:
+                        "has fixture settings after ?; write them as fixtures.\(name).universe, .address, … instead")
             }
             var fixture = FixtureSettings.defaultFixture(named: name, on: device)
             for field in fields.keys.sorted() where field != "target" {
@@ -367,32 +406,51 @@ public enum SettingsCatalog {
                     // The one fixture the target implies, from the settings after `?`.
                     var fixture = FixtureSettings.defaultFixture(named: target.address, on: target)
                     for field in target.fixtureFields.keys.sorted() {
-                        if let problem = FixtureSettings.apply(field: field, raw: target.fixtureFields[field]!, to: &fixture) {
-                            throw SettingsError.badValue(key: listKey, raw: listRaw, problem: "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)")
+                        if let problem = FixtureSettings.apply(
+                            field: field, raw: target.fixtureFields[field]!, to: &fixture)
+                        {
+                            throw SettingsError.badValue(
+                                key: listKey, raw: listRaw,
+                                problem:
+                                    "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)"
+                            )
                         }
                     }
                     for field in target.fixtureFields.keys.sorted() {
                         if let problem = FixtureSettings.inapplicable(field, to: fixture, on: target.kind) {
-                            throw SettingsError.badValue(key: listKey, raw: listRaw, problem: "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)")
+                            throw SettingsError.badValue(
+                                key: listKey, raw: listRaw,
+                                problem:
+                                    "has \(target.address) with \(field)=\(target.fixtureFields[field]!), which \(problem.text)"
+                            )
                         }
                     }
                     own = [(fixture, [:])]
                 } else if !target.fixtureFields.isEmpty {
                     throw SettingsError.badValue(
                         key: listKey, raw: listRaw,
-                        problem: "sets fixture settings after ? for \(target.address), which fixtures.\(own[0].fixture.name) lays out already; keep one of the two")
+                        problem:
+                            "sets fixture settings after ? for \(target.address), which fixtures.\(own[0].fixture.name) lays out already; keep one of the two"
+                    )
                 }
                 do throws(LightingPatch.Problem) {
                     placed.append(try LightingPatch(target: target, fixtures: own.map(\.fixture)))
                 } catch {
                     let culprit = own.first { $0.fixture.name == error.fixture }
-                    if let culprit, let field = culprit.fields[error.field] ?? culprit.fields["address"] ?? culprit.fields["target"] {
+                    if let culprit,
+                        let field = culprit.fields[error.field] ?? culprit.fields["address"] ?? culprit.fields["target"]
+                    {
                         let key = "fixtures.\(error.fixture).\(error.field)"
-                        let raw = culprit.fields[error.field]?.raw ?? RawSetting(Self.shown(error.field, of: culprit.fixture), from: field.raw.source)
+                        let raw =
+                            culprit.fields[error.field]?.raw
+                            ?? RawSetting(Self.shown(error.field, of: culprit.fixture), from: field.raw.source)
                         throw SettingsError.badValue(key: key, raw: raw, problem: error.text)
                     }
                     throw SettingsError.badValue(
-                        key: listKey, raw: listRaw, problem: "has \(target.address) whose \(error.field) \(Self.shown(error.field, of: own[0].fixture)) \(error.text)")
+                        key: listKey, raw: listRaw,
+                        problem:
+                            "has \(target.address) whose \(error.field) \(Self.shown(error.field, of: own[0].fixture)) \(error.text)"
+                    )
                 }
             }
             patches.append(placed)
@@ -406,7 +464,9 @@ public enum SettingsCatalog {
             throw SettingsError.badValue(
                 key: key, raw: raw,
                 problem: "is in neither sender.hosts nor receiver.forward, so nothing would drive the fixture; "
-                    + (listed.isEmpty ? "add it to one of them" : "allowed: one of \(listed.joined(separator: ", ")), or add it to a list"))
+                    + (listed.isEmpty
+                        ? "add it to one of them"
+                        : "allowed: one of \(listed.joined(separator: ", ")), or add it to a list"))
         }
     }
 

@@ -59,11 +59,14 @@ public enum StateDirectory {
                 }
                 written += count
             }
-            guard fsync(descriptor) == 0, close(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+            guard fsync(descriptor) == 0, close(descriptor) == 0 else {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
             guard rename(temporary, path) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         } catch {
             throw StateDirectoryError(
-                "\(path): cannot be written (\(SystemErrorText.reason(of: error))); the receiver keeps its state in \(directory) — make it writable for the user it runs as, or set STATE_DIRECTORY")
+                "\(path): cannot be written (\(SystemErrorText.reason(of: error))); the receiver keeps its state in \(directory) — make it writable for the user it runs as, or set STATE_DIRECTORY"
+            )
         }
     }
 }

@@ -20,15 +20,17 @@ public enum DedicatedThread {
         #else
         var thread: pthread_t?
         #endif
-        let status = pthread_create(&thread, nil, { context in
-            #if canImport(Glibc)
-            let launch = Unmanaged<Launch>.fromOpaque(context!).takeRetainedValue()
-            #else
-            let launch = Unmanaged<Launch>.fromOpaque(context).takeRetainedValue()
-            #endif
-            launch.run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                #if canImport(Glibc)
+                let launch = Unmanaged<Launch>.fromOpaque(context!).takeRetainedValue()
+                #else
+                let launch = Unmanaged<Launch>.fromOpaque(context).takeRetainedValue()
+                #endif
+                launch.run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<Launch>.fromOpaque(context).release()
             fatalError("cannot start thread \(name): pthread_create returned \(status) (out of memory or of threads)")

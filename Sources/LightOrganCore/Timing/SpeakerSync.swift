@@ -43,11 +43,13 @@ public struct SpeakerSync: Sendable {
         latencyInUse = latency
         guard let microseconds = latency.microseconds else {
             line.setDelay(0)
-            return "output \(latency.output) is virtual, its speaker's latency unknown: lights not delayed (set sender.delay to delay them)"
+            return
+                "output \(latency.output) is virtual, its speaker's latency unknown: lights not delayed (set sender.delay to delay them)"
         }
         let milliseconds = LightDelay.milliseconds(forSinkLatency: microseconds)
         line.setDelay(FrameDelayLine.frames(forMilliseconds: milliseconds, framesPerSecond: framesPerSecond))
-        return "output latency \((microseconds + 500) / 1000) ms (\(latency.output)): lights delayed \(delayMilliseconds) ms"
+        return
+            "output latency \((microseconds + 500) / 1000) ms (\(latency.output)): lights delayed \(delayMilliseconds) ms"
     }
 
     /// Puts `frame` in and returns the frame to send now.

@@ -43,7 +43,8 @@ public struct FrameAssembler: Sendable {
         var next: (UInt8, UInt8) = (0, 0)
         for index in 0..<leftover {
             let position = total - leftover + index
-            let value = position >= carriedCount ? bytes[position - carriedCount] : (position == 0 ? carried.0 : carried.1)
+            let value =
+                position >= carriedCount ? bytes[position - carriedCount] : (position == 0 ? carried.0 : carried.1)
             if index == 0 { next.0 = value } else { next.1 = value }
         }
         carried = next
