@@ -29,7 +29,7 @@ from support.processes import Spawner  # noqa: E402
 
 # The emulated Raspberry Pis' fixtures (the package installed in Debian roots, the boot files), one instance each
 # for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py.
-pytest_plugins = ["support.raspberry_pi"]
+pytest_plugins = ["support.raspberry_pi", "support.apt_release"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = ["-c", "release", "--static-swift-stdlib"]

@@ -6,7 +6,7 @@ calls its functions, under the cache's lock:
   bookworm-arm64, trixie-arm64   plain Debian arm64 roots (minbase, made through qemu-user) where the
                                  package is installed with apt, as on Raspberry Pi OS bookworm and trixie
   bookworm-amd64, bookworm-armhf the same for a laptop, and a 32-bit Raspberry Pi OS's userland (essential
-                                 variant, through qemu-arm) that install.sh must refuse (test_release.py)
+                                 variant, through qemu-arm) that install.sh must refuse (test_install_sh.py)
   sid-arm64-sysroot              sid's arm64 libraries, unpacked without emulation: the cross build links
                                  against it; the Pi's kernel, device trees and busybox come from it too
   bookworm-amd64-systemd         bookworm amd64 with systemd, D-Bus, avahi-daemon and the amd64 package's
