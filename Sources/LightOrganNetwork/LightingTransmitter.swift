@@ -12,86 +12,50 @@ import Glibc
 import Foundation
 #endif
 
-/// Drives one lighting target (an sACN or Art-Net node, a WLED strip) over UDP: the newest frame
-/// at most ``LightingTarget/rate`` times a second, kept alive while the lamps are lit, let go when
-/// they have been dark for a while.
+/// Drives one lighting target (an sACN or Art-Net node, a WLED strip) over UDP: sends what its
+/// ``LightingSchedule`` decides (pacing, repeats and keep-alives, release), resolves the device's
+/// name, and counts what went out.
 ///
-/// ``show(_:)`` never waits on the network: it renders and sends at once when the target's rate
-/// allows (one `sendto(2)` per universe or DDP packet, on the caller's thread), else it keeps the
-/// frame for the next caller, whose newer frame replaces it (newest wins: what goes out is always
-/// the frame just made). Only when no frame follows within ``flushAfter`` does the transmitter's
-/// own thread send the kept one, so frames that keep coming cost that thread no wake-up. It also
-/// resolves the device's name (DNS and DNS-SD may block it, never the caller or another target),
-/// repeats the last frame when nothing new comes — twice ``repeatGap`` apart, then every
-/// ``keepAlive`` (E1.31 §6.6.1: three packets of unchanged data before a source slows down,
-/// then a keep-alive within every second; WLED gives up realtime mode after 2.5 s of silence, an
-/// E1.31 receiver declares data loss after 2.5 s) — and, after `releaseAfter` of dark frames,
-/// lets the target go: sACN streams are terminated (three packets with the stream-terminated
-/// option, E1.31 §6.2.6) so receivers drop the source at once, and nothing more is sent until a
-/// lamp lights again. Nothing is sent before the first lit frame. ``stop()`` sends a dark frame
-/// and terminates the streams on the caller's thread at once, whatever the transmitter's own
-/// thread is doing (a name that takes seconds to resolve never delays the dark).
+/// ``show(_:)`` never waits on the network: it renders and sends at once when the schedule says
+/// the frame's slot has come (one `sendto(2)` per universe or DDP packet, on the caller's thread),
+/// else the schedule keeps it for a newer frame to replace. The transmitter's own thread sends a
+/// kept frame no newer one followed, the repeats and keep-alives, and the release: dark, then for
+/// sACN three packets with the stream-terminated option (E1.31 §6.2.6) so receivers drop the
+/// source at once. It also resolves the device's name (DNS and DNS-SD may block it, never the caller
+/// or another target). ``stop()`` sends a dark frame and terminates the streams on the caller's
+/// thread at once, whatever the transmitter's own thread is doing (a name that takes seconds to
+/// resolve never delays the dark).
 ///
 /// An unreachable or unresolvable device costs its own thread a retry every second and nothing
 /// else; a full socket buffer drops the packet (counted).
 public final class LightingTransmitter: Sendable {
-    /// The longest the last frame goes unrepeated while the target is held, once it has gone out
-    /// three times: 800 ms, inside E1.31's one second with margin for a busy machine.
-    public static let keepAlive: Int64 = 800_000_000
-    /// How soon an unchanged frame is sent again, twice, before the keep-alives: longer than the
-    /// gap between a sender's frames, so a flowing stream never wakes the thread for a repeat.
-    static let repeatGap: Int64 = 100_000_000
-    /// Packets of the same frame before the transmitter slows down to ``keepAlive``.
-    static let sendsBeforeKeepAlive = 3
     /// How long ``stop()`` waits for the transmitter's own thread to end; one blocked in DNS is
     /// left to end by itself (it sends nothing more).
-    public static let stopWait: Int64 = 50_000_000
-    /// How long a frame kept for its slot waits for a newer one before the thread sends it
-    /// itself: frames that keep coming are sent by their own callers, the thread stays asleep.
-    static let flushAfter: Int64 = 60_000_000
+    public static let stopWait = Duration.milliseconds(50)
     /// How often a device that cannot be resolved is tried again.
-    static let retryResolve: Int64 = 1_000_000_000
+    static let retryResolve = Duration.seconds(1)
     /// How often a resolved name is resolved again (a device that changed address is followed).
-    static let refreshResolve: Int64 = 30_000_000_000
+    static let refreshResolve = Duration.seconds(30)
     /// How often a discovered target asks its locator again (nodes come and go).
-    static let refreshDiscovered: Int64 = 3_000_000_000
+    static let refreshDiscovered = Duration.seconds(3)
 
     /// Where it sends, and what.
     public let patch: LightingPatch
     private let condition: MonotonicCondition<State>
     private let finished = DispatchSemaphore(value: 0)
-    private let interval: Int64
-    private let slack: Int64
-    private let releaseAfter: Int64
     private let locate: @Sendable () -> [String]
     private let logger: Logger
 
     private struct State {
+        var schedule: LightingSchedule
         var renderer: FixtureRenderer
         var packetizer: LightingPacketizer
         var socket: LightingSocket?
         /// The hosts the socket was resolved from, and when to resolve again.
         var resolvedHosts: [String] = []
-        var nextResolve: Int64 = 0
-        /// The newest frame not sent yet, and since when one has been waiting.
-        var pending: LevelFrame?
-        var pendingSince: Int64 = 0
-        /// When the thread wakes next by itself.
-        var threadDeadline: Int64 = .max
-        var lastShown = LevelFrame.off
-        /// The earliest time the next packet may go (slots `interval` apart).
-        var nextSlot: Int64 = 0
-        var lastSendAt: Int64 = 0
-        /// How many packets in a row carried ``lastShown`` (repeats and keep-alives included).
-        var sendsOfLast = 0
+        var nextResolve = Duration.zero
         /// The patch check's step shown instead of the levels (``check(_:)``), if any.
         var checkStep: PatchCheck.Step?
-        /// When a lamp was last lit (or the transmitter started).
-        var litAt: Int64
-        /// Let go after darkness (and before the first lit frame): nothing is sent until a lamp lights.
-        var released = true
-        /// A lamp has been lit since the start.
-        var hasStreamed = false
         var stopping = false
         var sent = 0
         var dropped = 0
@@ -116,11 +80,9 @@ public final class LightingTransmitter: Sendable {
         self.patch = patch
         let renderer = FixtureRenderer(patch: patch)
         let packetizer = LightingPacketizer(for: renderer, source: source, priority: patch.target.priority)
-        condition = MonotonicCondition(
-            State(renderer: renderer, packetizer: packetizer, litAt: MonotonicClock.nanoseconds()))
-        interval = 1_000_000_000 / Int64(patch.target.rate)
-        slack = interval / 4
-        self.releaseAfter = Int64(releaseAfter / .nanoseconds(1))
+        let schedule = LightingSchedule(
+            rate: patch.target.rate, releaseAfter: releaseAfter, now: MonotonicClock.elapsed())
+        condition = MonotonicCondition(State(schedule: schedule, renderer: renderer, packetizer: packetizer))
         // Multicast: a placeholder group, replaced by each packet's universe's.
         let host = patch.target.host == LightingTarget.multicast ? "239.255.0.1" : patch.target.host
         self.locate = locate ?? { [host] }
@@ -135,37 +97,16 @@ public final class LightingTransmitter: Sendable {
         DedicatedThread.start(named: "lighting \(patch.target.kind)") { [self] in run() }
     }
 
-    /// Shows `frame` on the target: sent now if the rate allows, else kept for the next slot
-    /// (replacing any frame kept before). Never waits for the network.
+    /// Shows `frame` on the target: sent now if its slot has come, else kept for a newer frame
+    /// to replace. Never waits for the network.
     public func show(_ frame: LevelFrame) {
         let wake = condition.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            let now = MonotonicClock.nanoseconds()
-            let previous = state.lastShown
-            state.lastShown = frame
-            if !frame.isOff || state.checkStep != nil { state.litAt = now }
-            var resumed = false
-            if state.released {
-                guard !frame.isOff else { return false }
-                state.released = false
-                resumed = true  // the thread sleeps without keep-alives while released: wake it
-                if state.hasStreamed { logger.info("\(patch.target): lamps lit again; streaming") }
-                state.hasStreamed = true
-            }
-            let darkens = frame.isOff && !(state.pending ?? previous).isOff
-            // The thread keeps the release timer; a long sleep would overshoot it.
-            let releaseDue = darkens && state.threadDeadline > now + releaseAfter
-            if now >= state.nextSlot - slack {
-                send(frame, in: &state, now: now)
-                state.pending = nil
-                return resumed || releaseDue
-            }
-            if state.pending == nil { state.pendingSince = now }
-            state.pending = frame
-            // While frames flow, the next one sends (or replaces) this one; the thread flushes it
-            // only if none follows within ``flushAfter``, or at the next keep-alive. It is woken
-            // only for a frame that turns the lamps dark (a receiver's last frame before silence).
-            return resumed || releaseDue || (darkens && state.threadDeadline > now + Self.flushAfter)
+            let now = MonotonicClock.elapsed()
+            let decision = state.schedule.show(frame, lit: !frame.isOff || state.checkStep != nil, at: now)
+            if decision.litAgain { logger.info("\(patch.target): lamps lit again; streaming") }
+            if decision.sendNow { send(frame, in: &state, now: now) }
+            return decision.wakeThread
         }
         if wake { condition.signal() }
     }
@@ -181,7 +122,7 @@ public final class LightingTransmitter: Sendable {
     /// lets its thread end (waiting for that at most ``stopWait``). Later frames are ignored.
     public func stop() {
         beginStop()
-        endStop(waitingUntil: MonotonicClock.nanoseconds() + Self.stopWait)
+        endStop(waitingUntil: MonotonicClock.elapsed() + Self.stopWait)
     }
 
     /// The first half of ``stop()``: dark and terminated now (a few `sendto`s, never a wait), the
@@ -190,17 +131,18 @@ public final class LightingTransmitter: Sendable {
         let first = condition.withLock { state -> Bool in
             guard !state.stopping else { return false }
             state.stopping = true
-            letGo(&state, now: MonotonicClock.nanoseconds())
+            letGo(&state, now: MonotonicClock.elapsed())
             return true
         }
         if first { condition.signal() }
     }
 
-    /// The second half of ``stop()``: waits for the thread to end, until `deadline` (monotonic ns)
-    /// at the latest; a thread still blocked then (resolving a name) ends by itself later.
-    public func endStop(waitingUntil deadline: Int64) {
-        let left = max(0, deadline - MonotonicClock.nanoseconds())
-        _ = finished.wait(timeout: .now() + .nanoseconds(Int(left)))
+    /// The second half of ``stop()``: waits for the thread to end, until `deadline` (on
+    /// ``MonotonicClock/elapsed()``'s time line) at the latest; a thread still blocked then
+    /// (resolving a name) ends by itself later.
+    public func endStop(waitingUntil deadline: Duration) {
+        let left = max(.zero, deadline - MonotonicClock.elapsed())
+        _ = finished.wait(timeout: .now() + .nanoseconds(Int(MonotonicClock.nanoseconds(left))))
     }
 
     /// Packets sent, dropped and failed since the last call, and the problem now, if any:
@@ -215,7 +157,7 @@ public final class LightingTransmitter: Sendable {
             var line =
                 "\(patch.target.address) sent \(state.sent - state.reportedSent), dropped \(state.dropped - state.reportedDropped)"
             if state.failed > state.reportedFailed { line += ", failed \(state.failed - state.reportedFailed)" }
-            if state.released { line += " (released: lamps dark)" }
+            if state.schedule.isReleased { line += " (released: lamps dark)" }
             if let problem = state.lastProblem { line += " (\(problem))" }
             return line
         }
@@ -228,52 +170,33 @@ public final class LightingTransmitter: Sendable {
         while true {
             // Resolving may block: never under the lock.
             let wanted = condition.withLock { state -> [String]? in
-                state.stopping || MonotonicClock.nanoseconds() < state.nextResolve ? nil : locate()
+                state.stopping || MonotonicClock.elapsed() < state.nextResolve ? nil : locate()
             }
             if let hosts = wanted { resolve(hosts) }
             let stop = condition.withLock { state -> Bool in
                 while true {
-                    let now = MonotonicClock.nanoseconds()
+                    let now = MonotonicClock.elapsed()
                     if state.stopping { return true }  // dark and terminated by stop() already
                     if now >= state.nextResolve { return false }
-                    if let frame = state.pending,
-                        now >= max(state.nextSlot - slack, state.pendingSince + Self.flushAfter)
-                    {
-                        state.pending = nil
-                        send(frame, in: &state, now: now)
+                    if let frame = state.schedule.takePendingDue(at: now) { send(frame, in: &state, now: now) }
+                    switch state.schedule.holdAction(at: now) {
+                    case .release:
+                        letGo(&state, now: now)
+                        logger.info(
+                            "\(patch.target): lamps dark for \(Double(MonotonicClock.nanoseconds(state.schedule.releaseAfter)) / 1e9) s; let go until they light again"
+                        )
+                    case .repeatLast:
+                        send(state.schedule.lastShown, in: &state, now: now, repeated: true)
+                    case .nothing:
+                        break
                     }
-                    if !state.released {
-                        if state.lastShown.isOff, now - state.litAt >= releaseAfter {
-                            letGo(&state, now: now)
-                            logger.info(
-                                "\(patch.target): lamps dark for \(Double(releaseAfter) / 1e9) s; let go until they light again"
-                            )
-                        } else if state.pending == nil, now >= repeatDue(state) {
-                            send(state.lastShown, in: &state, now: now, repeated: true)
-                        }
-                    }
-                    var deadline = state.nextResolve
-                    if state.pending != nil {
-                        deadline = min(deadline, max(state.nextSlot - slack, state.pendingSince + Self.flushAfter))
-                    }
-                    if !state.released {
-                        if state.pending == nil { deadline = min(deadline, repeatDue(state)) }
-                        if state.lastShown.isOff { deadline = min(deadline, state.litAt + releaseAfter) }
-                    }
-                    state.threadDeadline = deadline
-                    condition.waitWhileLocked(untilNanoseconds: deadline)
-                    state.threadDeadline = .max
+                    let deadline = state.schedule.threadSleeps(resolveAt: state.nextResolve)
+                    condition.waitWhileLocked(untilNanoseconds: MonotonicClock.nanoseconds(deadline))
+                    state.schedule.threadWoke()
                 }
             }
             if stop { return }
         }
-    }
-
-    /// When the last frame is due again: ``repeatGap`` after it went out until it has gone out
-    /// ``sendsBeforeKeepAlive`` times, then ``keepAlive``.
-    private func repeatDue(_ state: State) -> Int64 {
-        state.lastSendAt
-            + (state.sendsOfLast < Self.sendsBeforeKeepAlive ? max(Self.repeatGap, interval) : Self.keepAlive)
     }
 
     /// Opens a socket to `hosts` (empty: none known yet), logging changes once.
@@ -292,7 +215,7 @@ public final class LightingTransmitter: Sendable {
                 ? "no Art-Net node answered ArtPoll yet" : "no WLED device found yet (DNS-SD _wled._tcp)"
         }
         condition.withLock { state in
-            let now = MonotonicClock.nanoseconds()
+            let now = MonotonicClock.elapsed()
             if let socket {
                 if state.resolvedHosts != hosts || state.socket?.addressText != socket.addressText {
                     logger.info("\(patch.target): sending to \(destinationText(hosts: hosts, socket: socket))")
@@ -336,10 +259,10 @@ public final class LightingTransmitter: Sendable {
         return "\(shown):\(target.port)\(link)"
     }
 
-    /// Renders and sends `frame` (every universe, or every DDP packet); `repeated`: the same
-    /// frame again (a repeat or keep-alive).
+    /// Renders and sends `frame` (every universe, or every DDP packet), taking its slot in the
+    /// schedule; `repeated`: the same frame again (a repeat or keep-alive).
     private func send(
-        _ frame: LevelFrame, in state: inout State, now: Int64, terminated: Bool = false, repeated: Bool = false
+        _ frame: LevelFrame, in state: inout State, now: Duration, terminated: Bool = false, repeated: Bool = false
     ) {
         if let step = state.checkStep, !frame.isOff {
             state.renderer.render(step)
@@ -347,12 +270,7 @@ public final class LightingTransmitter: Sendable {
             state.renderer.render(frame)
         }
         state.packetizer.encode(state.renderer, terminated: terminated)
-        state.sendsOfLast = repeated ? state.sendsOfLast + 1 : 1
-        state.lastSendAt = now
-        // Slots `interval` apart; a late frame leaves credit for up to two more at once, so frames
-        // bunched by a busy machine (or a timer) are not lost while the long-run rate stays within
-        // `rate`.
-        state.nextSlot = max(state.nextSlot, now - 2 * interval) + interval
+        state.schedule.sent(repeated: repeated, at: now)
         guard let socket = state.socket else { return }
         let multicast = patch.target.host == LightingTarget.multicast
         for index in 0..<state.packetizer.packetCount {
@@ -372,16 +290,14 @@ public final class LightingTransmitter: Sendable {
         }
     }
 
-    /// Dark now, and for sACN three stream-terminated packets; then nothing until a lamp lights.
-    private func letGo(_ state: inout State, now: Int64) {
-        guard !state.released else { return }
-        // A frame still waiting for its slot is shown first: the last frame made is never lost.
-        if let frame = state.pending, !frame.isOff { send(frame, in: &state, now: now) }
-        state.pending = nil
+    /// Dark now, and for sACN three stream-terminated packets; then nothing until a lamp lights
+    /// (the schedule's release).
+    private func letGo(_ state: inout State, now: Duration) {
+        guard let release = state.schedule.letGo() else { return }
+        if let frame = release.flushFirst { send(frame, in: &state, now: now) }
         send(.off, in: &state, now: now)
         if patch.target.kind == .sacn {
             for _ in 0..<3 { send(.off, in: &state, now: now, terminated: true) }
         }
-        state.released = true
     }
 }

@@ -38,7 +38,7 @@ public struct LightingOutputs: Sendable {
     /// their threads end (waiting 50 ms at most, however many targets and whatever they do).
     public func stop() {
         for transmitter in transmitters { transmitter.beginStop() }
-        let deadline = MonotonicClock.nanoseconds() + LightingTransmitter.stopWait
+        let deadline = MonotonicClock.elapsed() + LightingTransmitter.stopWait
         for transmitter in transmitters { transmitter.endStop(waitingUntil: deadline) }
     }
 

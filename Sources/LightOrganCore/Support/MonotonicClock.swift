@@ -28,6 +28,18 @@ public enum MonotonicClock {
         return Int64(now.seconds) * 1_000_000_000 + Int64(now.nanoseconds)
     }
 
+    /// Now, as the time since the clock's zero (the instants of ``LightingSchedule``).
+    public static func elapsed() -> Duration {
+        .nanoseconds(nanoseconds())
+    }
+
+    /// `duration` in whole nanoseconds (rounded down; the deadlines of ``ThreadCondition``-style
+    /// waits).
+    public static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
     /// Sleeps until `deadline` (seconds on this clock), through signals.
     public static func sleep(until deadline: Double) {
         sleep(untilNanoseconds: Int64(deadline * 1e9))
