@@ -87,12 +87,14 @@ def strip_pi(request, tmp_path_factory, boot_files):
 
 @pytest.fixture(scope="module", params=list(MODELS))
 def counted_strip_pi(request, tmp_path_factory, boot_files):
-    """The Pi booted for the cost benchmark alone, QEMU counting instructions (-icount shift=1: 2 ns each): the
-    guest's clock, and so its CPU times, follow the instructions it runs, not the host's time. Without it, QEMU's
-    slow SPI model (every FIFO byte a traced register write, on a 2-core host) stretches the guest's user time
-    of whatever its driver interrupts: the same receiver measured 2.5-3.3 times its lamps' user time where its
-    strip code takes about 40 µs a frame."""
-    return _boot(request, tmp_path_factory, boot_files, "lightorgan.cost", icount=1)
+    """The Pi booted for the cost benchmark alone, on one CPU (maxcpus=1), QEMU counting instructions (-icount
+    shift=1: 2 ns each): the guest's clock, and so its CPU times, follow the instructions it runs, not the host's
+    time. Without it, QEMU's slow SPI model (every FIFO byte a traced register write, on a 2-core host) stretches
+    the guest's user time of whatever its driver interrupts: the same receiver measured 2.5-3.3 times its lamps'
+    user time where its strip code takes a few µs a frame. With four vCPUs taking turns, time another vCPU's
+    instructions take (the kernel feeding the SPI FIFO) still lands on a receiver thread waiting for its turn:
+    1.6-2.4 beside a busy host where a quiet one gave 0.9."""
+    return _boot(request, tmp_path_factory, boot_files, "lightorgan.cost maxcpus=1", icount=1)
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
