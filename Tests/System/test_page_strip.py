@@ -348,7 +348,8 @@ def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp
     page.wait_for("window.lightorgan.stripView && window.lightorgan.control", 10)
     sender = frames()
     sender.play(groove)
-    time.sleep(3)  # the status names the sender and its rate
+    # The status names the sender and its rate.
+    page.wait_for("(window.lightorgan.status || {}).sender && window.lightorgan.status.fps > 0", 15)
     sizes = []
     for _ in range(20):  # caught with the lamps lit and colour along the strip
         page.wait_for(LIT, 15, interval=0.002)
@@ -366,7 +367,7 @@ def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp
     time.sleep(0.4)
     sizes.append(page.screenshot(str(tmp_path / "strip-settings.png")))
     sender.stop()
-    time.sleep(1.5)
+    page.wait_for("window.lightorgan.status && !window.lightorgan.status.sender", 10)  # the sender's gone: dark
     tap(page, "#check-strip")
     page.wait_for("window.lightorgan.status.checkingStrip === true", 5)
     time.sleep(3.2)  # the runner about half-way
@@ -386,7 +387,8 @@ def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp
     page.wait_for("window.lightorgan.stripView", 10)
     sender = frames()
     sender.play(groove)
-    time.sleep(2)
+    page.wait_for("document.querySelector('#pixels-note').textContent.startsWith('300 pixels') "
+                  "&& (window.lightorgan.pixels || []).length === 450", 10)
     view = page.js("const v = window.lightorgan.stripView; return [v.count, v.columns, v.rows, v.cssCell, "
                    "document.querySelector('#pixels-note').textContent]")
     page.screenshot(str(tmp_path / "strip-300.png"))
