@@ -463,7 +463,8 @@ def test_the_phone_layout_keeps_the_lamps_and_the_connection_in_view(page_host, 
     open_page(page, page_host.base, key)
     sender = spawn("phone-sender", "send", "--input", music, "--host", page_host.address, "--port", "8181",
                    "--fps", "50", "--delay", "0", "--stats-interval", "0")
-    time.sleep(3)  # the status names the sender and its rate
+    # The status names the sender and its rate.
+    page.wait_for("(window.lightorgan.status || {}).sender && window.lightorgan.status.fps > 0", 15)
     for _ in range(10):  # the README's picture: the lamps caught lit (they flash on the beats)
         page.wait_for("window.lightorgan.levels.filter((level) => level > 150).length >= 2", 15, interval=0.002)
         sizes = [page.screenshot(str(tmp_path / "phone-lamps.png"))]
@@ -558,7 +559,7 @@ def test_the_page_in_each_engine(name, page_host, engine, spawn, music, check, f
     sender.stop()
     slide(page, "receiver.max_brightness", 40)
     page.wait_for("window.lightorgan.status.settings.some((r) => r.key === 'receiver.max_brightness' && r.value === '40')", 10)
-    time.sleep(1.5)  # the counter's last frame timed out: dark
+    page.wait_for("window.lightorgan.status.sender === null", 10)  # the counter's frames timed out: dark
     tap(page, "#mic")
     page.wait_for("document.querySelector('#audio-msg').textContent.startsWith('Sending')", 20)
     started = time.time()
