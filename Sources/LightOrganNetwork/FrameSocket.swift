@@ -34,8 +34,7 @@ public final class FrameSocket: Sendable {
         var closedBecause: String?
         var waiters: [CheckedContinuation<String, Never>] = []
         /// Frames handed to the kernel, and frames dropped.
-        var sent = 0
-        var dropped = 0
+        var counts = DeliveryCounts()
     }
 
     private init(descriptor: CInt, remoteDescription: String) {
@@ -138,8 +137,8 @@ public final class FrameSocket: Sendable {
         state.withLock { state in
             guard state.descriptor >= 0 else { return }
             switch Self.write(frame, to: &state) {
-            case .sent: state.sent += 1
-            case .dropped: state.dropped += 1
+            case .sent: state.counts.sent += 1
+            case .dropped: state.counts.dropped += 1
             case .failed(let code): Self.close(&state, because: Self.lostReason(code))
             }
         }
@@ -223,10 +222,13 @@ public final class FrameSocket: Sendable {
     /// Whether the socket is still open.
     public var isOpen: Bool { state.withLock { $0.descriptor >= 0 } }
 
+    /// Frames handed to the kernel so far (``DeliveryCounts/sent``), and frames dropped because the
+    /// one before had not left the machine yet (``DeliveryCounts/dropped``: the network stalled).
+    public var counts: DeliveryCounts { state.withLock { $0.counts } }
     /// Frames handed to the kernel so far.
-    public var sent: Int { state.withLock { $0.sent } }
-    /// Frames dropped because the one before had not left the machine yet (the network stalled).
-    public var dropped: Int { state.withLock { $0.dropped } }
+    public var sent: Int { counts.sent }
+    /// Frames dropped because the one before had not left the machine yet.
+    public var dropped: Int { counts.dropped }
 
     /// An integer socket option of the connection (tests check the tuning); nil once closed.
     func option(level: CInt, name: CInt) -> CInt? {

@@ -57,12 +57,9 @@ public final class LightingTransmitter: Sendable {
         /// The patch check's step shown instead of the levels (``check(_:)``), if any.
         var checkStep: PatchCheck.Step?
         var stopping = false
-        var sent = 0
-        var dropped = 0
-        var failed = 0
-        var reportedSent = 0
-        var reportedDropped = 0
-        var reportedFailed = 0
+        /// Packets sent, dropped and failed, and the totals the last statistics line gave.
+        var counts = DeliveryCounts()
+        var report = DeliveryReport()
         var lastProblem: String?
     }
 
@@ -149,14 +146,9 @@ public final class LightingTransmitter: Sendable {
     /// `sacn://10.0.0.9:5568 sent 440, dropped 0`.
     public func takeStatistics() -> String {
         condition.withLock { state in
-            defer {
-                state.reportedSent = state.sent
-                state.reportedDropped = state.dropped
-                state.reportedFailed = state.failed
-            }
-            var line =
-                "\(patch.target.address) sent \(state.sent - state.reportedSent), dropped \(state.dropped - state.reportedDropped)"
-            if state.failed > state.reportedFailed { line += ", failed \(state.failed - state.reportedFailed)" }
+            let change = state.report.takeChange(to: state.counts)
+            var line = "\(patch.target.address) sent \(change.sent), dropped \(change.dropped)"
+            if change.failed > 0 { line += ", failed \(change.failed)" }
             if state.schedule.isReleased { line += " (released: lamps dark)" }
             if let problem = state.lastProblem { line += " (\(problem))" }
             return line
@@ -276,10 +268,10 @@ public final class LightingTransmitter: Sendable {
         for index in 0..<state.packetizer.packetCount {
             let packet = state.packetizer.packets[index]
             switch socket.send(packet.bytes, multicastUniverse: multicast ? packet.universe : nil) {
-            case .sent: state.sent += 1
-            case .dropped: state.dropped += 1
+            case .sent: state.counts.sent += 1
+            case .dropped: state.counts.dropped += 1
             case .failed(let code):
-                state.failed += 1
+                state.counts.failed += 1
                 let problem =
                     "cannot send to \(socket.addressText):\(patch.target.port): \(NetworkError.errnoText(code))"
                 if state.lastProblem != problem {

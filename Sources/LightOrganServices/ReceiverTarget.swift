@@ -25,12 +25,9 @@ final class ReceiverTarget: Sendable {
         var isFinished = false
         var connections = 0
         /// Sent and dropped by links that have closed.
-        var closedSent = 0
-        var closedDropped = 0
-        /// Totals at the last statistics line.
-        var reportedSent = 0
-        var reportedDropped = 0
-        var reportedReconnects = 0
+        var closed = DeliveryCounts()
+        /// The totals the last statistics line gave.
+        var report = DeliveryReport()
     }
 
     init(locator: any ReceiverLocator, logger: Logger) {
@@ -89,8 +86,7 @@ final class ReceiverTarget: Sendable {
             }
             let finished = state.withLock { state -> Bool in
                 state.link = nil
-                state.closedSent += link.sent
-                state.closedDropped += link.dropped
+                state.closed = state.closed + link.counts
                 return state.isFinished
             }
             if finished || Task.isCancelled { break }
@@ -116,17 +112,12 @@ final class ReceiverTarget: Sendable {
     /// Sent, dropped and reconnects since the previous call, and whether it is connected now.
     func takeStatistics() -> StatisticsLine.SenderTarget {
         state.withLock { state in
-            let sent = state.closedSent + (state.link?.sent ?? 0)
-            let dropped = state.closedDropped + (state.link?.dropped ?? 0)
-            let reconnects = max(0, state.connections - 1)
-            defer {
-                state.reportedSent = sent
-                state.reportedDropped = dropped
-                state.reportedReconnects = reconnects
-            }
+            var totals = state.closed + (state.link?.counts ?? DeliveryCounts())
+            totals.reconnects = max(0, state.connections - 1)
+            let change = state.report.takeChange(to: totals)
             return StatisticsLine.SenderTarget(
-                name: locator.description, isConnected: state.link != nil, sent: sent - state.reportedSent,
-                dropped: dropped - state.reportedDropped, reconnects: reconnects - state.reportedReconnects)
+                name: locator.description, isConnected: state.link != nil, sent: change.sent,
+                dropped: change.dropped, reconnects: change.reconnects)
         }
     }
 }
