@@ -215,9 +215,26 @@ let package = Package(
             name: "LightOrganServicesTests",
             dependencies: [
                 "LightOrganCore",
+                "LightOrganNetwork",
                 "LightOrganServices",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The page's socket handlers on NIO's embedded channel, with the receiver's own backend behind them.
+        .testTarget(
+            name: "LightOrganWebTests",
+            dependencies: [
+                "LightOrganCore",
+                "LightOrganNetwork",
+                "LightOrganServices",
+                "LightOrganWeb",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -19,7 +19,8 @@ typealias HostNameLookup = @Sendable (_ address: String, _ answer: @escaping @Se
 /// It keeps the ``SenderArbiter`` (who drives the lights, who may stay connected) and the
 /// ``LevelOutput``, behind one lock, and is the ``FrameSink`` of the listener: frames are applied
 /// on the network thread that read them, with no hop to another task, so a frame reaches the
-/// output microseconds after its bytes are read.
+/// output microseconds after its bytes are read. What the page shows about the senders is
+/// ``PageStatistics``, told of every connection and frame here under the same lock.
 ///
 /// Invariant: when no connection has delivered a frame within the lamp timeout, the output is off;
 /// after ``shutDown()`` it stays off and released.
@@ -30,38 +31,8 @@ final class LampSwitchboard: FrameSink {
         var connections: [Int: FrameConnection] = [:]
         var refusedAddresses: Set<String> = []
         var isShutDown = false
-        var page = PageFacts()
-    }
-
-    /// What the page shows about senders, kept since start (the statistics line's counters reset).
-    private struct PageFacts {
-        /// When each open connection opened (Unix seconds and monotonic) and its frames so far.
-        var opened: [Int: (unix: Double, instant: ContinuousClock.Instant, frames: Int)] = [:]
-        /// The driving connection and since when (Unix seconds).
-        var driving: (id: Int, since: Double)?
-        var addressesSeen: Set<String> = []
-        /// Each sender address's local-network name, once ``HostNameLookup`` found one.
-        var names: [String: String] = [:]
-        var reconnects = 0
-        var drops = 0
-        /// Frames applied in the current one-second window, and the rate of the last full one.
-        var windowStart: ContinuousClock.Instant?
-        var windowFrames = 0
-        var framesPerSecond = 0.0
-        var lastApplied: ContinuousClock.Instant?
-        /// The latest frame ages (arrival to output), microseconds, oldest overwritten first.
-        var ages: [Int] = []
-        var nextAge = 0
-    }
-
-    /// The page's view of the senders: who drives, since when, rate, ages, drops, reconnects.
-    struct SenderFacts {
-        var sender: ReceiverStatus.Sender?
-        var framesPerSecond: Double
-        var frameAge: ReceiverStatus.FrameAge?
-        var drops: Int
-        var reconnects: Int
-        var connections: Int
+        /// What the page shows about the senders.
+        var page = PageStatistics()
     }
 
     private let state: Mutex<State>
@@ -86,9 +57,7 @@ final class LampSwitchboard: FrameSink {
             switch state.arbiter.admit(connection.id, address: connection.address, peer: connection.peer, at: now) {
             case .accept(let evicting):
                 state.connections[connection.id] = connection
-                state.page.opened[connection.id] = (Self.unixNow(), now, 0)
-                newAddress = state.page.addressesSeen.insert(connection.address).inserted
-                if !newAddress { state.page.reconnects += 1 }
+                newAddress = state.page.opened(connection.id, address: connection.address, at: now)
                 if let evicting {
                     evicted = state.connections.removeValue(forKey: evicting)
                 }
@@ -114,7 +83,7 @@ final class LampSwitchboard: FrameSink {
     private func lookUpName(of address: String) {
         nameLookup?(address) { [weak self] name in
             guard let self, let name else { return }
-            state.withLock { $0.page.names[address] = name }
+            state.withLock { $0.page.named(address, name) }
             logger.info("sender \(address) is \(name)")
         }
     }
@@ -130,7 +99,8 @@ final class LampSwitchboard: FrameSink {
                 break
             case .show(let frame, let previous):
                 apply(frame, on: &state)
-                noteShown(connection.id, completed: completed, arrivedAt: now, on: &state)
+                state.page.shown(
+                    connection.id, completed: completed, arrivedAt: now, at: clock.now, unixTime: Self.unixNow())
                 if let previous, let old = state.connections[previous] {
                     message = "sender \(connection.peer) takes over the lights from \(old.peer)"
                 }
@@ -148,8 +118,7 @@ final class LampSwitchboard: FrameSink {
     func closed(_ connection: FrameConnection) {
         let known = state.withLock { state -> Bool in
             let known = state.connections.removeValue(forKey: connection.id) != nil
-            state.page.opened[connection.id] = nil
-            if state.page.driving?.id == connection.id { state.page.driving = nil }
+            state.page.closed(connection.id)
             if state.arbiter.closed(connection.id), !state.isShutDown { apply(.off, on: &state) }
             return known
         }
@@ -167,7 +136,7 @@ final class LampSwitchboard: FrameSink {
             if sweep.lampsOff {
                 apply(.off, on: &state)
                 lampsOff = true
-                state.page.driving = nil
+                state.page.lampsTimedOut()
             }
             idle = sweep.idle.compactMap { state.connections.removeValue(forKey: $0) }
         }
@@ -191,63 +160,14 @@ final class LampSwitchboard: FrameSink {
         state.withLock { $0.arbiter.rules.lampTimeout = timeout }
     }
 
-    /// Who drives the lamps and how well, for the page.
-    func senderFacts() -> SenderFacts {
+    /// Who drives the lamps and how well, for the page. The frame ages' percentiles are computed
+    /// when ``PageStatistics/Summary/frameAge`` is read, outside the lock frames are shown under.
+    func pageSummary() -> PageStatistics.Summary {
         let now = clock.now
         return state.withLock { state in
-            let page = state.page
-            var sender: ReceiverStatus.Sender?
-            if let driving = page.driving, let connection = state.connections[driving.id] {
-                let opened = page.opened[driving.id]
-                var kind = ReceiverStatus.Sender.Kind.unknown
-                if driving.id < 0 {
-                    kind = .browser
-                } else if let opened, now - opened.instant >= .seconds(1) {
-                    let rate = Double(opened.frames) / ((now - opened.instant) / .seconds(1))
-                    kind = rate >= 30 ? .lightorgan : .legacy
-                }
-                let port = connection.peer.split(separator: ":").last.flatMap { Int($0) }
-                sender = .init(
-                    address: connection.address, port: driving.id < 0 ? nil : port,
-                    name: page.names[connection.address], kind: kind, since: driving.since)
-            }
-            let stale = page.lastApplied.map { now - $0 > .seconds(2) } ?? true
-            var age: ReceiverStatus.FrameAge?
-            if !page.ages.isEmpty {
-                let sorted = page.ages.sorted()
-                func at(_ q: Double) -> Double {
-                    Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]) / 1000
-                }
-                age = .init(p50: at(0.5), p99: at(0.99))
-            }
-            return SenderFacts(
-                sender: sender, framesPerSecond: stale ? 0 : page.framesPerSecond, frameAge: age, drops: page.drops,
-                reconnects: page.reconnects, connections: state.connections.count)
-        }
-    }
-
-    private func noteShown(_ id: Int, completed: Int, arrivedAt arrival: ContinuousClock.Instant, on state: inout State)
-    {
-        let now = clock.now
-        if state.page.driving?.id != id { state.page.driving = (id, Self.unixNow()) }
-        state.page.opened[id]?.frames += completed
-        state.page.drops += max(0, completed - 1)
-        let start = state.page.windowStart ?? now
-        state.page.windowFrames += 1
-        if now - start >= .seconds(1) {
-            state.page.framesPerSecond = Double(state.page.windowFrames) / ((now - start) / .seconds(1))
-            state.page.windowStart = now
-            state.page.windowFrames = 0
-        } else if state.page.windowStart == nil {
-            state.page.windowStart = now
-        }
-        state.page.lastApplied = now
-        let micros = Int((now - arrival) / .microseconds(1))
-        if state.page.ages.count < 512 {
-            state.page.ages.append(micros)
-        } else {
-            state.page.ages[state.page.nextAge] = micros
-            state.page.nextAge = (state.page.nextAge + 1) % 512
+            let driving = state.page.drivingConnection.flatMap { state.connections[$0] }
+            return state.page.summary(
+                at: now, drivingPeer: driving.map { ($0.address, $0.peer) }, openConnections: state.connections.count)
         }
     }
 

@@ -82,13 +82,13 @@ final class ReceiverControl: PageBackend {
         status.checkingStrip = tap.checkingStrip
         status.uptime = (ContinuousClock.now - started) / .seconds(1)
         status.now = Date().timeIntervalSince1970
-        let facts = switchboard.senderFacts()
-        status.sender = facts.sender
-        status.framesPerSecond = facts.framesPerSecond
-        status.frameAge = facts.frameAge
-        status.drops = facts.drops
-        status.reconnects = facts.reconnects
-        status.connections = facts.connections
+        let senders = switchboard.pageSummary()
+        status.sender = senders.sender
+        status.framesPerSecond = senders.framesPerSecond
+        status.frameAge = senders.frameAge
+        status.drops = senders.drops
+        status.reconnects = senders.reconnects
+        status.connections = senders.connections
         status.checking = tap.checking.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
         status.settings = rows
         return status

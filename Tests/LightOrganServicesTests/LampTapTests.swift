@@ -1,30 +1,9 @@
 import LightOrganCore
 import NIOCore
 import NIOEmbedded
-import Synchronization
 import Testing
 
 @testable import LightOrganServices
-
-/// An output that records what it was asked to show (frames and checks), in order.
-final class RecordingOutput: LevelOutput {
-    enum Event: Equatable {
-        case frame(LevelFrame)
-        case check(OutputCheck?)
-        case shutDown
-    }
-
-    let events = Mutex<[Event]>([])
-    let stripList: [StripDescription]
-
-    init(strip: StripDescription? = nil) { stripList = strip.map { [$0] } ?? [] }
-
-    func show(_ frame: LevelFrame) throws { events.withLock { $0.append(.frame(frame)) } }
-    func shutDown() { events.withLock { $0.append(.shutDown) } }
-    func showCheck(_ check: OutputCheck?) throws { events.withLock { $0.append(.check(check)) } }
-    var strips: [StripDescription] { stripList }
-    var last: Event? { events.withLock { $0.last } }
-}
 
 @Suite("LampTap: the brightness limit and the wiring checks, through the output's one interface")
 struct LampTapTests {
