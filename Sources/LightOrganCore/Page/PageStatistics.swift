@@ -43,7 +43,7 @@ public struct PageStatistics: Sendable {
     public static func senderKind(of id: ConnectionID, frames: Int, openFor: Duration?) -> ReceiverStatus.Sender.Kind {
         if isBrowser(id) { return .browser }
         guard let openFor, openFor >= kindObservedFor else { return .unknown }
-        let rate = Double(frames) / (openFor / .seconds(1))
+        let rate = Double(frames) / (openFor / Duration.seconds(1))
         return rate >= lightorganFramesPerSecond ? .lightorgan : .legacy
     }
 
@@ -165,14 +165,14 @@ public struct PageStatistics: Sendable {
         let start = windowStart ?? now
         windowFrames += 1
         if now - start >= Self.rateWindow {
-            framesPerSecond = Double(windowFrames) / ((now - start) / .seconds(1))
+            framesPerSecond = Double(windowFrames) / ((now - start) / Duration.seconds(1))
             windowStart = now
             windowFrames = 0
         } else if windowStart == nil {
             windowStart = now
         }
         lastShown = now
-        frameAges.record(Int((now - arrival) / .microseconds(1)))
+        frameAges.record(Int((now - arrival) / Duration.microseconds(1)))
     }
 
     /// Connection `id` closed: it no longer counts as open, nor drives.
