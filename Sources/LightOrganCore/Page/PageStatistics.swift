@@ -43,7 +43,8 @@ public struct PageStatistics: Sendable {
     public static func senderKind(of id: ConnectionID, frames: Int, openFor: Duration?) -> ReceiverStatus.Sender.Kind {
         if isBrowser(id) { return .browser }
         guard let openFor, openFor >= kindObservedFor else { return .unknown }
-        let rate = Double(frames) / (openFor / Duration.seconds(1))
+        let seconds: Double = openFor / Duration.seconds(1)
+        let rate = Double(frames) / seconds
         return rate >= lightorganFramesPerSecond ? .lightorgan : .legacy
     }
 
