@@ -17,23 +17,20 @@ server's sink under PipeWire) whose latency is set to 200 ms, as a Bluetooth spe
 The servers, their players and the reference recorder run at nice -11, as a desktop's RTKit gives
 them: at normal priority, beside a build on both cores, PipeWire itself broke the tone up.
 """
-import array
-import json
 import math
 import os
 import random
 import re
-import statistics
 import struct
-import subprocess
 import sys
 import time
 
 import pytest
 
 from support import sound_servers
-from support.processes import free_port
-from support.sound_servers import DESKTOP_NICE
+from support.processes import children, command_line, free_port, listening, running, wait_for
+from support.sound_servers import DESKTOP_NICE, pipewire_latency_ms, pulseaudio_latency_ms
+from support.sound_timing import made_shift_ms, shift_ms, tone_breaks_at
 
 pytestmark = [pytest.mark.sound, pytest.mark.timing]
 
@@ -104,10 +101,11 @@ def play(spawn, server, name, path, *options, latency=10):
 
 
 def receiver(spawn, name, *extra):
-    """A receiver printing its frames (`time bass mid treble`); (process, port)."""
+    """A receiver printing its frames (`time bass mid treble`), listening; (process, port)."""
     port = free_port()
     process = spawn(name, "receive", "--bind", "127.0.0.1", "--port", str(port), "--output", "stdout", "--quiet",
                     *extra)
+    wait_for(lambda: listening(port), 5)
     return process, port
 
 
@@ -115,35 +113,10 @@ def frames(process):
     return [fields for fields in process.lines() if len(fields) == 4]
 
 
-def children(pid):
-    """PIDs of the processes whose parent is `pid`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (FileNotFoundError, ProcessLookupError):
-                pass
-    return found
-
-
-def command_line(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
-    except FileNotFoundError:
-        return ""
-
-
-def running(pid):
-    """Whether `pid` exists and is no zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+def dark_last(process):
+    """Whether a receiver's last frame is dark."""
+    last = frames(process)[-1:]
+    return bool(last) and last[0][1:] == ["0", "0", "0"]
 
 
 def parec_blocks(pid):
@@ -153,139 +126,6 @@ def parec_blocks(pid):
         if "parec" in line.split(" ", 1)[0]:
             found = re.search(r"latency-msec=[0-9]*", line)
             return found.group(0) if found else None
-    return None
-
-
-def read_arrivals(reads_path):
-    """[(samples so far, time)]: each read of a recording made through stamped.py (its log: time, bytes
-    so far; 48 kHz stereo s16le), the time on the receivers' clock when the read returned."""
-    with open(reads_path) as reads:
-        return [(int(total) // 4, float(t)) for t, total in (line.split() for line in reads if len(line.split()) == 2)]
-
-
-def tone_breaks_at(audio_path, reads_path):
-    """When the 1 kHz tone (48 samples a period) in a raw 48 kHz stereo recording broke off, on the
-    receivers' clock: a sample unlike the one a period earlier, each break counted once, at the time
-    the read that brought it returned (stamped.py's log: time, bytes so far)."""
-    with open(audio_path, "rb") as audio:
-        data = audio.read()
-    left = array.array("h", data[:len(data) // 4 * 4])[0::2]
-    arrivals = read_arrivals(reads_path)
-    breaks, last = [], -48000
-    for place in range(48, len(left)):
-        if abs(left[place] - left[place - 48]) > 500:
-            if place - last > 480:
-                breaks.append(next((t for end, t in arrivals if end > place), arrivals[-1][1]))
-            last = place
-    return breaks
-
-
-def rises(path):
-    """The mid lamp's rises (receiver clock): level crossing 128 after ≥ 5 dark frames, a frame caught
-    half-way up between them."""
-    out, dark = [], 0
-    with open(path) as file:
-        for line in file:
-            fields = line.split()
-            if len(fields) != 4:
-                continue
-            t, m = float(fields[0]), int(fields[2])
-            if m >= 128 and dark >= 5:
-                out.append(t)
-            dark = 0 if m >= 128 else dark + 1 if m < 32 else dark if dark >= 5 else 0
-    return out
-
-
-def shift_ms(path_a, path_b):
-    """The rises in B, each paired with the nearest earlier rise in A: the mean of (rise in B − rise in
-    A), ms, over the pairs within 100 ms of their median (a burst one sender missed pairs wrongly) or
-    None, the number of pairs, and the rises in A and in B."""
-    a, b = rises(path_a), rises(path_b)
-    pairs = [(tb - max(ta for ta in a if ta <= tb)) * 1000 for tb in b if any(ta <= tb for ta in a)]
-    median = statistics.median(pairs) if pairs else 0
-    kept = [shift for shift in pairs if abs(shift - median) <= 100]
-    return (int(f"{statistics.mean(kept):.0f}") if kept else None), len(kept), len(a), len(b)
-
-
-def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
-    """Each burst's rise in RISES_PATH against when the burst was made: its first sample's place in the
-    reference recording, timed by the reference's reads (the block that brought it arrived when its
-    last sample was made; arrivals are only ever late, so a burst was made at the earliest arrival −
-    place of the blocks of the 0.3 s from its start: the recorder's own clock near it, for under load
-    this 10 ms recorder itself loses a quantum now and then, and every later place then counts 10.7 ms
-    short). A rise is expected the delay in effect (the "lights delayed N ms" lines of LOG_PATH,
-    stamped with the receivers' monotonic clock; none: 0) after its burst.
-
-    Returns (median of (rise − made − delay) + mean delay, the mean delay, the spread of the middle
-    half (p25–p75) of (rise − made − delay), ms, or None each; the number of rises paired with a
-    burst; the rises)."""
-    with open(reference_audio, "rb") as audio:
-        samples = array.array("h", audio.read())
-    onsets, quiet = [], 0  # a burst starts with the first loud sample after 100 ms without one
-    for place, value in enumerate(samples[0::2]):
-        if abs(value) > 3000:
-            if quiet >= 4800:
-                onsets.append(place)
-            quiet = 0
-        else:
-            quiet += 1
-    arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
-    all_rises = rises(rises_path)
-    if not arrivals:
-        return None, None, None, 0, len(all_rises)
-
-    def made_at(place):
-        near = [offset for end, offset in arrivals if place < end <= place + 14400]
-        return (min(near) if near else min(offset for _, offset in arrivals)) + place / 48000
-    made = [made_at(place) for place in onsets]
-    log = open(log_path).read() if log_path else ""
-    changes = [(float(m[1]), int(m[2])) for m in re.finditer(r"(\d+\.\d+) .*lights delayed (\d+) ms", log)]
-
-    def delay_at(t):
-        held = [delay for at, delay in changes if at <= t]
-        return held[-1] if held else 0
-    pairs = []
-    for rise in all_rises:
-        delay = delay_at(rise)
-        net = min(((rise - m) * 1000 - delay for m in made), key=abs, default=1e9)
-        if abs(net) <= 100:
-            pairs.append((net, delay))
-    if not pairs:
-        return None, None, None, 0, len(all_rises)
-    net = [n for n, _ in pairs]
-    mean_delay = statistics.mean(d for _, d in pairs)
-    quartiles = statistics.quantiles(net, n=4) if len(net) >= 2 else [0, 0, 0]
-    return (int(f"{statistics.median(net) + mean_delay:.0f}"), int(f"{mean_delay:.0f}"),
-            int(f"{quartiles[2] - quartiles[0]:.0f}"), len(net), len(all_rises))
-
-
-def pipewire_latency_ms(server, sink):
-    """The sink's latency as PipeWire states it on its input ports (pipewire-pulse says 0), ms, or None.
-    pw-dump now and then catches the graph before the ports state their latency: asked again, for up
-    to 2 s."""
-    for _ in range(10):
-        result = subprocess.run(["pw-dump"], env=server.environment(), capture_output=True, text=True)
-        try:
-            objects = json.loads(result.stdout)
-            node = next(o["id"] for o in objects
-                        if o["type"].endswith(":Node") and o["info"]["props"].get("node.name") == sink)
-            return max(latency["minNs"] // 1000000 for o in objects
-                       if o["type"].endswith(":Port") and o["info"]["props"].get("node.id") == node
-                       for latency in (o["info"].get("params") or {}).get("Latency", [])
-                       if latency["direction"] == "Input")
-        except (ValueError, KeyError, StopIteration, TypeError):
-            time.sleep(0.2)
-    return None
-
-
-def pulseaudio_latency_ms(server, sink):
-    """The sink's latency as `pactl list sinks` states it, ms, or None."""
-    found = False
-    for line in server.pactl("list", "sinks").splitlines():
-        if re.search(rf"Name: {sink}$", line.strip()):
-            found = True
-        elif found and "Latency:" in line:
-            return int(int(line.split()[1]) / 1000)
     return None
 
 
@@ -316,11 +156,10 @@ def test_default_input_records_the_default_sinks_monitor(server, tones, spawn, c
                                                    "--raw", "--format=s16le", "--rate=48000", "--channels=2",
                                                    "--latency-msec=10"], env=server.env)
     steady, port = receiver(spawn, "steady")
-    time.sleep(0.4)
     sender = spawn("send", "send", "--host", "127.0.0.1", "--port", str(port), env={**server.env, **LEVEL})
-    time.sleep(2)
+    time.sleep(2)  # 2 s of frames
     sender.stop()
-    time.sleep(0.3)
+    wait_for(lambda: dark_last(steady), 0.3)  # the sender gone: dark
     steady.stop()
     reference.stop()
     player.stop()
@@ -369,7 +208,6 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
     plain_receiver, plain = receiver(spawn, "plain")
     held_receiver, held = receiver(spawn, "held", "--delay", "150")
     auto_receiver, auto = receiver(spawn, "auto")
-    time.sleep(0.4)
     env = {**server.env, **LEVEL}
     # 200 frames/s: a frame period of 5 ms, so the rises of two senders differ by at most that in phase.
     plain_sender = spawn("send-plain", "send", "--fps", "200", "--hosts", f"127.0.0.1:{plain},127.0.0.1:{held}",
@@ -386,7 +224,7 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
                                             reference_reads, "--", "parec", "--device=slow.monitor", "--raw",
                                             "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=10"],
                               env=server.env)
-    time.sleep(1)
+    time.sleep(1)  # the senders and the reference record a second of silence before the first burst
     player = play(spawn, server, "bursts-player", tones["bursts"], "--device=slow")
     # The delay (about 200 ms) covers 40 ms blocks: the sender's recorder asks for them, so the sound
     # server need not wake up every 10 ms for it; the undelayed sender's asks for 10 ms.
@@ -396,7 +234,7 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
         reported = pipewire_latency_ms(server, "slow")
     else:
         reported = pulseaudio_latency_ms(server, "slow")
-    time.sleep(16.5)
+    time.sleep(16.5)  # the 16 s of bursts play in real time
     for process in (plain_sender, auto_sender, reference, player, plain_receiver, held_receiver, auto_receiver):
         process.stop()
 
@@ -440,16 +278,15 @@ def test_switching_the_default_sink_moves_the_capture(server, tones, spawn, chec
     server.set_default_sink("speakers")
     play(spawn, server, "phones-player", tones["tone"], "--device=phones")
     switch, port = receiver(spawn, "switch")
-    time.sleep(0.4)
     sender = spawn("send-switch", "send", "--host", "127.0.0.1", "--port", str(port), env={**server.env, **LEVEL})
-    time.sleep(1.5)
+    time.sleep(1.5)  # 1.5 s on the silent sink, where nothing may light
     switched = time.monotonic()
     server.set_default_sink("phones")
-    time.sleep(2)
+    time.sleep(2)  # 2 s on the new one
     switch_blocks = parec_blocks(sender.pid)
     helpers = children(sender.pid)
     sender.stop()
-    time.sleep(0.3)
+    wait_for(lambda: not any(running(pid) for pid in helpers), 0.3)
     left = [f"{pid} {command_line(pid)}" for pid in helpers if running(pid)]
     lines = frames(switch)
     first = next((int((float(t) - switched) * 1000) for t, _, m, _ in lines if float(t) > switched and int(m) >= 200),

@@ -186,3 +186,48 @@ def memory_mib(pid):
     with open(f"/proc/{pid}/smaps_rollup") as rollup:
         fields = {line.split(":")[0]: int(line.split()[1]) for line in rollup if line.strip().endswith("kB")}
     return fields["Rss"] / 1024, fields["Private_Dirty"] / 1024
+
+
+def children(pid):
+    """PIDs of the processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return found
+
+
+def command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+def running(pid):
+    """Whether `pid` exists and is no zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def listening(port):
+    """Whether a TCP socket listens on `port` in this network namespace (/proc/net/tcp and tcp6)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as rows:
+                next(rows)
+                if any(fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port
+                       for fields in (row.split() for row in rows)):
+                    return True
+        except FileNotFoundError:
+            pass
+    return False

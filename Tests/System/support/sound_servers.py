@@ -5,6 +5,7 @@ A `SoundServer` runs in a runtime folder of its own (`XDG_RUNTIME_DIR` and `HOME
 session bus's address under PipeWire: `env`); pactl, parec, pacat, pw-dump and `lightorgan send` find
 it through `env`. Its daemons log into that folder (NAME.out, NAME.err) and are all stopped by
 `stop()` (or at the end of a `with` block).
+`pipewire_latency_ms` and `pulseaudio_latency_ms` give a sink's latency as each server states it.
 
 Measured facts behind the set-up:
 - What a desktop gives its sound server (RTKit raises PulseAudio and PipeWire to nice -11 or
@@ -27,7 +28,9 @@ Measured facts behind the set-up:
   the long block it began before the low-latency streams came. A desktop's server has long been
   running its player: `warm_up` records once after the player starts, as a recorder like ours.
 """
+import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -168,3 +171,33 @@ def pipewire(runtime):
 def wait_for_sink(server, sink, timeout=5):
     if not wait_for(lambda: sink in server.sinks(), timeout):
         raise RuntimeError(f"no sink {sink!r} in {server.sinks()}: {server.logs()}")
+
+
+def pipewire_latency_ms(server, sink):
+    """The sink's latency as PipeWire states it on its input ports (pipewire-pulse says 0), ms, or None.
+    pw-dump now and then catches the graph before the ports state their latency: asked again, for up
+    to 2 s."""
+    for _ in range(10):
+        result = subprocess.run(["pw-dump"], env=server.environment(), capture_output=True, text=True)
+        try:
+            objects = json.loads(result.stdout)
+            node = next(o["id"] for o in objects
+                        if o["type"].endswith(":Node") and o["info"]["props"].get("node.name") == sink)
+            return max(latency["minNs"] // 1000000 for o in objects
+                       if o["type"].endswith(":Port") and o["info"]["props"].get("node.id") == node
+                       for latency in (o["info"].get("params") or {}).get("Latency", [])
+                       if latency["direction"] == "Input")
+        except (ValueError, KeyError, StopIteration, TypeError):
+            time.sleep(0.2)
+    return None
+
+
+def pulseaudio_latency_ms(server, sink):
+    """The sink's latency as `pactl list sinks` states it, ms, or None."""
+    found = False
+    for line in server.pactl("list", "sinks").splitlines():
+        if re.search(rf"Name: {sink}$", line.strip()):
+            found = True
+        elif found and "Latency:" in line:
+            return int(int(line.split()[1]) / 1000)
+    return None

@@ -1,0 +1,116 @@
+"""When a sound was made and when the lamps rose, from the files of the monitor input's tests (test_monitor.py).
+
+- stamped.py records with `reads`: each read(2) of a recording is a line "TIME BYTES_SO_FAR", TIME on the
+  receivers' clock (CLOCK_MONOTONIC) as the read returned (`read_arrivals`); `tone_breaks_at` finds where a
+  recorded 1 kHz tone broke off, on that clock.
+- A receiver's `--output stdout` lines "TIME BASS MID TREBLE": `rises` finds the mid lamp's rises; `shift_ms`
+  pairs two receivers' rises, `made_shift_ms` pairs one receiver's rises with when each burst was made.
+All audio is raw 48 kHz stereo s16le.
+"""
+import array
+import re
+import statistics
+
+
+def read_arrivals(reads_path):
+    """[(samples so far, time)]: each read of a recording made through stamped.py (its log: time, bytes
+    so far; 48 kHz stereo s16le), the time on the receivers' clock when the read returned."""
+    with open(reads_path) as reads:
+        return [(int(total) // 4, float(t)) for t, total in (line.split() for line in reads if len(line.split()) == 2)]
+
+
+def tone_breaks_at(audio_path, reads_path):
+    """When the 1 kHz tone (48 samples a period) in a raw 48 kHz stereo recording broke off, on the
+    receivers' clock: a sample unlike the one a period earlier, each break counted once, at the time
+    the read that brought it returned (stamped.py's log: time, bytes so far)."""
+    with open(audio_path, "rb") as audio:
+        data = audio.read()
+    left = array.array("h", data[:len(data) // 4 * 4])[0::2]
+    arrivals = read_arrivals(reads_path)
+    breaks, last = [], -48000
+    for place in range(48, len(left)):
+        if abs(left[place] - left[place - 48]) > 500:
+            if place - last > 480:
+                breaks.append(next((t for end, t in arrivals if end > place), arrivals[-1][1]))
+            last = place
+    return breaks
+
+
+def rises(path):
+    """The mid lamp's rises (receiver clock): level crossing 128 after ≥ 5 dark frames, a frame caught
+    half-way up between them."""
+    out, dark = [], 0
+    with open(path) as file:
+        for line in file:
+            fields = line.split()
+            if len(fields) != 4:
+                continue
+            t, m = float(fields[0]), int(fields[2])
+            if m >= 128 and dark >= 5:
+                out.append(t)
+            dark = 0 if m >= 128 else dark + 1 if m < 32 else dark if dark >= 5 else 0
+    return out
+
+
+def shift_ms(path_a, path_b):
+    """The rises in B, each paired with the nearest earlier rise in A: the mean of (rise in B − rise in
+    A), ms, over the pairs within 100 ms of their median (a burst one sender missed pairs wrongly) or
+    None, the number of pairs, and the rises in A and in B."""
+    a, b = rises(path_a), rises(path_b)
+    pairs = [(tb - max(ta for ta in a if ta <= tb)) * 1000 for tb in b if any(ta <= tb for ta in a)]
+    median = statistics.median(pairs) if pairs else 0
+    kept = [shift for shift in pairs if abs(shift - median) <= 100]
+    return (int(f"{statistics.mean(kept):.0f}") if kept else None), len(kept), len(a), len(b)
+
+
+def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
+    """Each burst's rise in RISES_PATH against when the burst was made: its first sample's place in the
+    reference recording, timed by the reference's reads (the block that brought it arrived when its
+    last sample was made; arrivals are only ever late, so a burst was made at the earliest arrival −
+    place of the blocks of the 0.3 s from its start: the recorder's own clock near it, for under load
+    this 10 ms recorder itself loses a quantum now and then, and every later place then counts 10.7 ms
+    short). A rise is expected the delay in effect (the "lights delayed N ms" lines of LOG_PATH,
+    stamped with the receivers' monotonic clock; none: 0) after its burst.
+
+    Returns (median of (rise − made − delay) + mean delay, the mean delay, the spread of the middle
+    half (p25–p75) of (rise − made − delay), ms, or None each; the number of rises paired with a
+    burst; the rises)."""
+    with open(reference_audio, "rb") as audio:
+        samples = array.array("h", audio.read())
+    onsets, quiet = [], 0  # a burst starts with the first loud sample after 100 ms without one
+    for place, value in enumerate(samples[0::2]):
+        if abs(value) > 3000:
+            if quiet >= 4800:
+                onsets.append(place)
+            quiet = 0
+        else:
+            quiet += 1
+    arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
+    all_rises = rises(rises_path)
+    if not arrivals:
+        return None, None, None, 0, len(all_rises)
+
+    def made_at(place):
+        near = [offset for end, offset in arrivals if place < end <= place + 14400]
+        return (min(near) if near else min(offset for _, offset in arrivals)) + place / 48000
+    made = [made_at(place) for place in onsets]
+    log = open(log_path).read() if log_path else ""
+    changes = [(float(m[1]), int(m[2])) for m in re.finditer(r"(\d+\.\d+) .*lights delayed (\d+) ms", log)]
+
+    def delay_at(t):
+        held = [delay for at, delay in changes if at <= t]
+        return held[-1] if held else 0
+    pairs = []
+    for rise in all_rises:
+        delay = delay_at(rise)
+        net = min(((rise - m) * 1000 - delay for m in made), key=abs, default=1e9)
+        if abs(net) <= 100:
+            pairs.append((net, delay))
+    if not pairs:
+        return None, None, None, 0, len(all_rises)
+    net = [n for n, _ in pairs]
+    mean_delay = statistics.mean(d for _, d in pairs)
+    quartiles = statistics.quantiles(net, n=4) if len(net) >= 2 else [0, 0, 0]
+    return (int(f"{statistics.median(net) + mean_delay:.0f}"), int(f"{mean_delay:.0f}"),
+            int(f"{quartiles[2] - quartiles[0]:.0f}"), len(net), len(all_rises))
+
