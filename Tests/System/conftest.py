@@ -45,8 +45,8 @@ PACKAGES = {
            "cpio", "kmod", "alsa-utils", "xz-utils"],
     "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",
            "binutils", "device-tree-compiler"],
-    # (lintian, man-db, systemd-container, gcc and libc6-dev: test_package.py's lintian, manual pages, booted
-    # root and its static probe)
+    # (lintian, man-db, systemd-container, gcc and libc6-dev: test_package.py's lintian and manual pages,
+    # test_package_sandbox.py's booted root and its static probe)
     "release": ["reprepro", "gnupg", "gpgv", "dpkg-dev", "qemu-user-static", "binfmt-support", "mmdebstrap",
                 "arch-test", "lintian", "man-db", "systemd-container", "gcc", "libc6-dev"],
 }
@@ -158,6 +158,14 @@ def pi_package(request):
 def amd64_package(request):
     """The amd64 Debian package: --amd64-package, else built by scripts/build-pi amd64 (minutes)."""
     return _package(request, "--amd64-package", "amd64")
+
+
+@pytest.fixture(scope="session")
+def unpacked(tmp_path_factory, amd64_package):
+    """The amd64 package's files (dpkg-deb -x)."""
+    folder = str(tmp_path_factory.mktemp("unpacked"))
+    subprocess.run(["dpkg-deb", "-x", amd64_package, folder], check=True)
+    return folder
 
 
 # -- processes, checks, figures ------------------------------------------------------------------
