@@ -27,9 +27,10 @@ from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
 
-# The emulated Raspberry Pis' fixtures (the package installed in Debian roots, the boot files), one instance each
-# for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py.
-pytest_plugins = ["support.raspberry_pi", "support.apt_release"]
+# Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
+# instance each for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py; the release channel's
+# repositories and roots; the frames sender of the strip's page tests.
+pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.pixel_row"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = ["-c", "release", "--static-swift-stdlib"]
