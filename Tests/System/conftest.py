@@ -9,7 +9,8 @@
   listing every failed check. `figure(text)` records a measured figure for the run's summary.
 - `netns`: the test runs in a network namespace of its own (lo only): its ports, veth pairs and
   addresses are its alone.
-- `page_host` (the receiver behind a veth) and `browser(name, …)` (headless Chromium): the page's tests.
+- `page_host` (the receiver behind a veth), `browser(name, …)` (headless Chromium) and `engine(name, music)`
+  (Chromium, WebKitGTK or Firefox ESR): the page's tests.
 - Everything from the network is fetched before the first test: the Debian packages each selected
   marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
   Debian roots, the kernel's source).
@@ -29,8 +30,8 @@ from support.processes import Spawner  # noqa: E402
 
 # Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
 # instance each for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py; the release channel's
-# repositories and roots; the frames sender of the strip's page tests.
-pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.pixel_row"]
+# repositories and roots; the recording the page's tests play; the frames sender of the strip's page tests.
+pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.page_music", "support.pixel_row"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = ["-c", "release", "--static-swift-stdlib"]
@@ -263,7 +264,7 @@ def olad(request, netns, tmp_path):
         server.stop()
 
 
-# -- the receiver's page (test_page.py, test_page_strip.py) ---------------------------------------
+# -- the receiver's page (test_page_*.py) ---------------------------------------------------------
 
 @pytest.fixture
 def page_host(netns, spawn, tmp_path):
@@ -291,3 +292,33 @@ def browser(netns, tmp_path):
         return started
     yield open_browser
     quit_all(opened)
+
+
+@pytest.fixture
+def engine(netns, tmp_path):
+    """engine(name, music): the page's browser in one of the three engines, quit when the test ends: `chromium`
+    (support.browser.Browser, its fake microphone playing the recording), `webkit` (MiniBrowser under Xvfb,
+    its mock microphone) or `firefox` (Firefox ESR over WebDriver BiDi, its fake microphone, its sound into a
+    private PulseAudio server's null sink)."""
+    from support import sound_servers
+    from support.browser import Browser, quit_all
+    from support.engines import Firefox, WebKit
+    opened, servers = [], []
+
+    def open_engine(name, music):
+        log_dir = str(tmp_path / f"engine-{name}")
+        if name == "chromium":
+            started = Browser(log_dir=log_dir, fake_audio=music)
+            started.name = name
+        elif name == "webkit":
+            started = WebKit(log_dir)
+        else:
+            pulse = sound_servers.pulseaudio(str(tmp_path / "pulse"), "module-null-sink sink_name=speakers")
+            servers.append(pulse)
+            started = Firefox(log_dir, pulse_server=sound_servers.socket_of(pulse))
+        opened.append(started)
+        return started
+    yield open_engine
+    quit_all(opened)
+    for server in servers:
+        server.stop()

@@ -23,7 +23,7 @@ import time
 import wave
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from support.browser import Browser, PageHost, open_page, reading_pages, shown  # noqa: E402
+from support.browser import Browser, PageHost, counter_sender, open_page, reading_pages, shown  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.processes import Spawner, ages_ms, cpu_seconds, memory_mib, percentile  # noqa: E402
 
@@ -44,12 +44,8 @@ def click_train(path, seconds=30, rate=48000):
 
 
 def bench(host, start, work, seconds):
-    def counter_sender(name):
-        return start(name, "send", "--pattern", "counter", "--fps", "100", "--host", host.address, "--port", "8181",
-                     "--stats-interval", "0")
-
     process, key = host.receiver("bench")
-    sender = counter_sender("bench-sender")
+    sender = counter_sender(start, "bench-sender", host)
     time.sleep(2)
     rows = []
     for pages in (0, 1, 10):
@@ -73,7 +69,7 @@ def bench(host, start, work, seconds):
         print(f"  {pages:5d}  {used:15.2f}  {dirty:17.1f}  {p50:10.2f} / {p99:.2f}  {rate:16.0f}")
     with Browser(log_dir=os.path.join(work, "browser-bench")) as browser:
         open_page(browser, host.base, key)
-        sender = counter_sender("bench-sender2")
+        sender = counter_sender(start, "bench-sender2", host)
         time.sleep(1)
         first = browser.js("return window.__recorded.lamps.length")
         time.sleep(seconds)

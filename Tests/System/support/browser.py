@@ -11,8 +11,9 @@ behind a veth that it talks to.
 - `PageHost(start, folder)`: a `Peer` namespace at 10.77.1.2 (10.77.1.1 here, veth pgveth) where
   `.receiver(name, …)` runs `lightorgan receive --output stdout` (port 8181, page on 8443) and returns
   it with the key of the logged `#key=` link; `.close()` stops them and ends the namespace.
+- `counter_sender(spawn, name, host)`: a `--pattern counter` sender to that receiver (frame ages).
 - `open_page(browser, base, key)` with the recorder of web/recorder.js injected before the page's own
-  scripts; `shown(receiver)` (the receiver's stdout lines on the wall clock); `handshake`, `websocket`
+  scripts; `shown(receiver)` (the receiver's stdout lines on the wall clock), `gone_dark(page, receiver)`; `handshake`, `websocket`
   (a minimal RFC 6455 client), `stalled_pages`, `reading_pages`; `slide(page, key, value)` and `tap(page, css)`,
   as a person moves a setting's slider or taps; `quit_all(browsers)`.
 
@@ -272,6 +273,13 @@ class PageHost:
             self.peer.close()
 
 
+def counter_sender(spawn, name, host, *extra):
+    """`lightorgan send --pattern counter` at 100 frames/s to the receiver of `host` (a PageHost), started by
+    `spawn` (the fixture, or its like) as NAME, without statistics lines: its frames' ages tell the page's cost."""
+    return spawn(name, "send", "--pattern", "counter", "--fps", "100", "--host", host.address, "--port", "8181",
+                 "--stats-interval", "0", *extra)
+
+
 def open_page(browser, base, key="", phone=True):
     """Opens the page at `base` (signed in by `#key=KEY` when given) with the recorder of
     web/recorder.js injected before its own scripts, in a phone's viewport unless `phone` is False;
@@ -298,6 +306,16 @@ def shown(process, since_wall=0.0):
             if at >= since_wall:
                 frames.append((at, (int(fields[1]), int(fields[2]), int(fields[3]))))
     return frames
+
+
+def gone_dark(page, process, timeout):
+    """Waits up to `timeout` s until `page` (any engine's, its status shown) says nobody sends and the receiver
+    `process` has shown a dark frame last; whether both are so by then."""
+    def dark():
+        frames = shown(process)
+        return bool(frames) and frames[-1][1] == (0, 0, 0) and page.js(
+            "return !!window.lightorgan.status && window.lightorgan.status.sender === null")
+    return wait_for(dark, timeout)
 
 
 def handshake(address, path, origin, receive_buffer=None):

@@ -1,0 +1,178 @@
+"""Who gets in, and what strangers cannot do: the page over HTTPS signs the owner in by the key link and plain http
+is redirected; garbage, a wrong key and foreign origins are refused and change nothing; strangers flooding the page
+do not keep the owner out; pages that stop reading leave the lamps' frame age as it was.
+
+Rules: the receiver runs in a network namespace of its own behind a veth (`page_host`: 10.77.1.2 there, 10.77.1.1
+here), with `--output stdout`, so every frame it shows is a line "MONOTONIC_TIME BASS MID TREBLE"; the browser
+stays in the test's namespace (`netns`). A recorder injected into every page (web/recorder.js, before the page's
+own scripts, through the DevTools protocol) keeps each lamp message with Date.now(), and each sound message the
+page sends. CLOCK_MONOTONIC and the wall clock are both the kernel's, read here to put both on one time line
+(support.browser.shown).
+"""
+import http.client
+import json
+import ssl
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from support.browser import counter_sender, gone_dark, open_page, shown, stalled_pages, tap, websocket
+from support.page_music import fetch_up_front  # noqa: F401 (conftest.py fetches the recording up front)
+from support.processes import ages_ms, percentile
+from support.strangers import Strangers
+
+pytestmark = [pytest.mark.browser]
+
+
+def test_the_page_over_https_signs_in_and_plain_http_is_redirected(page_host, browser, check):
+    process, key = page_host.receiver("https")
+    base = page_host.base
+    context = ssl._create_unverified_context()
+    with urllib.request.urlopen(f"{base}/", context=context, timeout=10) as response:
+        csp = response.headers.get("Content-Security-Policy", "")
+        body = response.read().decode()
+    page = browser("https")
+    open_page(page, base, key)
+    facts = page.js("return {secure: isSecureContext, media: !!navigator.mediaDevices, "
+                    "control: window.lightorgan.control, hash: location.hash, "
+                    "files: performance.getEntriesByType('resource').map(e => e.name)}")
+    errors = [entry for entry in page.console_log() if entry.get("level") == "SEVERE"]
+    ok = ("script-src 'self'" in csp and "<script" in body and facts["secure"] and facts["media"]
+          and facts["control"] and facts["hash"] == "" and all(f.startswith(base) for f in facts["files"]) and not errors)
+    check("the page over HTTPS from a LAN address: secure context, microphone API there, the #key= link signs in "
+          "and leaves the address bar, every file from the receiver", ok,
+          f"secure {facts['secure']}, mediaDevices {facts['media']}, control {facts['control']}, hash "
+          f"{facts['hash']!r}, files {facts['files']}, console errors {errors[:2]}")
+    plain = http.client.HTTPConnection(page_host.address, 8443, timeout=10)
+    try:
+        plain.request("GET", "/?from=a-typed-address")
+        answer = plain.getresponse()
+        redirect = (answer.status, answer.getheader("Location"), answer.read())
+    finally:
+        plain.close()
+    check("plain http to the page's port gets a redirect to the same address over HTTPS, nothing else",
+          redirect == (301, f"{base}/?from=a-typed-address", b""), f"got {redirect}")
+
+
+def test_garbage_a_wrong_key_and_foreign_origins_are_refused_and_change_nothing(page_host, browser, check, tmp_path):
+    process, key = page_host.receiver("refusals")
+    address, base = page_host.address, page_host.base
+    foreign = websocket(address, "/live", "https://evil.example")
+    no_origin = websocket(address, "/audio", "null")
+    wrong = websocket(address, "/live", base, json.dumps({"type": "hello", "key": "not-the-key-at-all-1234"}))
+    garbage = websocket(address, "/live", base, b"\xff\x00{not json")
+    unkeyed = websocket(address, "/live", base, json.dumps({"type": "set", "id": 1, "key": "receiver.timeout", "value": "9"}))
+    rate = websocket(address, "/audio", base, json.dumps({"type": "start", "key": key, "sampleRate": 5}))
+    nan = websocket(address, "/audio", base, json.dumps({"type": "start", "key": key, "sampleRate": 48000}),
+                    [b"\x00\x00\xc0\x7f" * 512])
+    huge = websocket(address, "/audio", base, json.dumps({"type": "start", "key": key, "sampleRate": 48000}),
+                     [b"\x00" * 200_000])
+    page = browser("refusals")
+    open_page(page, base, "wrong-key-wrong-key-00")
+    page.wait_for("window.lightorgan.control === false && !localStorage.getItem('lightorgan.key')", 10)
+    said = page.js("return document.body.innerText")
+    page.close()
+    changed = (tmp_path / "state-refusals" / "page-settings.yaml").exists()
+    process.stop()
+    ok = (foreign[0] == 403 and no_origin[0] == 403 and wrong[1] and wrong[1][0] == 4001 and garbage[1]
+          and garbage[1][0] in (1003, 1007) and unkeyed[1] and unkeyed[1][0] in (1008, 4001) and rate[1] and rate[1][0] == 1008
+          and nan[1] and nan[1][0] == 1007 and huge[1] and huge[1][0] == 1009 and "not accepted" in said and not changed)
+    check("refused with a reason, nothing changed: a foreign Origin (403), Origin null (403), a wrong key (4001), "
+          "garbage (1003/1007), a setting without hello and key (1008/4001), a 5 Hz sample rate (1008), NaN samples (1007), "
+          "a 200 kB message (1009); the page says the key was not accepted", ok,
+          f"foreign {foreign}, null {no_origin}, wrong {wrong}, garbage {garbage}, unkeyed {unkeyed}, rate {rate}, "
+          f"nan {nan}, huge {huge}, page file written {changed}")
+
+
+@pytest.mark.timing
+def test_pages_that_stop_reading_leave_the_frame_age_as_it_was(page_host, spawn, check, figure):
+    process, key = page_host.receiver("stalled")
+    sender = counter_sender(spawn, "stalled-sender", page_host)
+    time.sleep(1)  # the sender's first second is left out
+    quiet_from = time.monotonic()
+    time.sleep(6)  # 6 s of frame ages without stalled pages,
+    stalled_from = time.monotonic()
+    pages = stalled_pages(page_host.address, 10)
+    try:
+        time.sleep(6)  # and 6 s with them
+        sender.stop()
+    finally:
+        for connection in pages:
+            connection.close()
+    ages = ages_ms(process, sender)
+    without = [age for at, age in ages if quiet_from <= at < stalled_from]
+    with_pages = [age for at, age in ages if at >= stalled_from + 0.5]
+    base, loaded = percentile(without, 0.99), percentile(with_pages, 0.99)
+    ok = len(without) > 400 and len(with_pages) > 400 and loaded <= base + 3
+    check("10 pages that stop reading leave the lamps' frame age as it was (p99 within 3 ms)", ok,
+          f"p99 {base:.2f} ms without, {loaded:.2f} ms with; p50 {percentile(without, 0.5):.2f} / "
+          f"{percentile(with_pages, 0.5):.2f} ms; {len(without)} / {len(with_pages)} frames")
+    figure(f"frame age p99 {base:.2f} ms without, {loaded:.2f} ms with 10 stalled pages")
+@pytest.mark.timing
+@pytest.mark.parametrize("name", ["chromium", "webkit"])
+def test_the_owner_gets_in_while_strangers_flood_the_page(name, page_host, engine, spawn, music, check, figure,
+                                                          tmp_path):
+    """Strangers on the LAN (16 addresses of this namespace) hold 64 keyless view-only page sockets and 64 idle
+    TCP connections, reopening each one the receiver closes, while the owner's browser (Chromium, and WebKitGTK
+    as an iPhone's Safari) opens the key link and its microphone drives the lamps."""
+    settings_file = tmp_path / "lightorgan.yaml"
+    settings_file.write_text("analysis:\n  response: level\n")  # WebKit's mock microphone is a steady sound
+    process, key = page_host.receiver(f"flood-{name}", "--config", settings_file)
+    strangers_at = [f"10.77.1.{100 + i}" for i in range(16)]
+    for address in strangers_at:
+        subprocess.run(["ip", "address", "add", f"{address}/24", "dev", page_host.peer.test_veth], check=True)
+    # The lamps' frame age before and during the flood: the pages share the receiver's event loop.
+    counter = counter_sender(spawn, f"flood-{name}-counter", page_host)
+    time.sleep(1)  # the counter's first second is left out
+    quiet_from = time.monotonic()
+    time.sleep(3)  # 3 s of frame ages before the flood,
+    flood_from = time.monotonic()
+    strangers = Strangers(page_host.address, strangers_at, pages=64, idle=64).start()
+    try:
+        time.sleep(8)  # and 8 s in it, before the owner comes
+        counter.stop()
+        held_before = strangers.held()
+        page = engine(name, music)
+        opened_at = time.monotonic()
+        page.open(f"{page_host.base}/#key={key}")
+        page.wait_for("window.lightorgan && window.lightorgan.control === true", 30)
+        signed_in = time.monotonic() - opened_at
+        tap(page, "#mic")
+        page.wait_for("window.lightorgan.audio && window.lightorgan.audio.sent > 10", 20)
+        first_sent = time.time()
+        time.sleep(10)  # 10 s of the microphone in the flood
+        said = page.js("return document.querySelector('#audio-msg').textContent")
+        control = page.js("return window.lightorgan.control")
+        tap(page, "#stop-audio")
+        gone_dark(page, process, 1)
+        page.close()
+    finally:
+        strangers.stop()
+    frames = shown(process, first_sent)
+    lit = [levels for _, levels in frames if max(levels) >= 40]
+    ages = ages_ms(process, counter)
+    quiet = [age for at, age in ages if quiet_from <= at < flood_from]
+    flooded = [age for at, age in ages if at >= flood_from + 3]
+    age_p99 = (percentile(quiet, 0.99), percentile(flooded, 0.99))
+    samples = strangers.samples[len(strangers.samples) // 4:]
+    held = (sum(p for p, _ in samples) / max(1, len(samples)), sum(i for _, i in samples) / max(1, len(samples)))
+    log = process.log().splitlines()
+    refusals = [line for line in log if "page: refused" in line or "to make room" in line or "page: closed" in line]
+    info = [line for line in refusals if " info " in line]
+    # Three kinds (refused, evicted, overdue), a line each per 10 s, over the ~30 s of the flood.
+    ok = (len(frames) > 300 and len(lit) > 20 and control and said.startswith("Sending") and refusals
+          and len(info) == len(refusals) and len(refusals) <= 3 * (40 // 10 + 2)
+          and len(quiet) > 200 and len(flooded) > 300 and age_p99[1] <= age_p99[0] + 10)
+    check(f"{name}: 64 keyless page sockets and 64 idle connections from strangers do not keep the owner out: the "
+          "key link signs in, the microphone drives the lamps, a sender's frames keep their age (p99 within 10 ms); "
+          "the refusals are logged, a line per kind per 10 s", ok,
+          f"strangers held {held_before} (pages, idle) before, {held[0]:.0f} / {held[1]:.0f} on average after, opened "
+          f"{strangers.opened}; signed in after {signed_in:.1f} s; {len(frames)} frames, {len(lit)} lit; page said "
+          f"{said!r}; frame age p99 {age_p99[0]:.2f} ms before, {age_p99[1]:.2f} ms in the flood ({len(quiet)} / "
+          f"{len(flooded)} frames); {len(refusals)} refusal lines ({len(info)} at info), e.g. {refusals[:2]}")
+    figure(f"flood, {name}: owner signed in after {signed_in:.1f} s with strangers holding {held[0]:.0f} page sockets "
+           f"and {held[1]:.0f} idle connections (opened {strangers.opened}); {len(lit)} lit frames from the microphone; "
+           f"frame age p50 {percentile(quiet, 0.5):.2f} → {percentile(flooded, 0.5):.2f} ms, "
+           f"p99 {age_p99[0]:.2f} → {age_p99[1]:.2f} ms")
