@@ -1,5 +1,5 @@
 // sandbox-probe: tries, once each, what the receiver's service must no longer be able to do, and prints one
-// line per attempt, "NAME ok" or "NAME ERRNO-NAME" (or a count), for test_package.py. Run inside the
+// line per attempt, "NAME ok" or "NAME ERRNO-NAME" (or a count), for test_package_sandbox.py. Run inside the
 // lightorgan-receiver unit's sandbox (systemd-run with the unit's properties) each should be refused; run as
 // the same user without the sandbox (the control) each should be allowed: so a refusal is the sandbox's.
 // Built static on the test machine (cc -static), so it runs in any root.

@@ -11,7 +11,7 @@ calls its functions, under the cache's lock:
                                  against it; the Pi's kernel, device trees and busybox come from it too
   bookworm-amd64-systemd         bookworm amd64 with systemd, D-Bus, avahi-daemon and the amd64 package's
                                  Depends: booted with systemd-nspawn, it runs the packaged unit for real
-                                 (test_package.py)
+                                 (test_package_sandbox.py)
 Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives; for
 amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
 root without a network.
