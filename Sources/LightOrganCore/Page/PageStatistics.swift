@@ -126,7 +126,7 @@ public struct PageStatistics: Sendable {
     private var names: [String: String] = [:]
     private var reconnects = 0
     private var drops = 0
-    /// The rate window: when it started and the frames shown in it.
+    /// The rate window: when it started (the frame that opened it) and the frames shown after that.
     private var windowStart: Instant?
     private var windowFrames = 0
     private var framesPerSecond = 0.0
@@ -163,13 +163,16 @@ public struct PageStatistics: Sendable {
         if driving?.id != id { driving = (id, unixTime) }
         open[id]?.frames += completed
         drops += max(0, completed - 1)
-        let start = windowStart ?? now
-        windowFrames += 1
-        if now - start >= Self.rateWindow {
-            framesPerSecond = Double(windowFrames) / ((now - start) / Duration.seconds(1))
-            windowStart = now
-            windowFrames = 0
-        } else if windowStart == nil {
+        // The first frame only opens the window: a window counts the frames after its start, up to
+        // and including the one that closes it (steady 100 frames/s reads 100, not 101).
+        if let start = windowStart {
+            windowFrames += 1
+            if now - start >= Self.rateWindow {
+                framesPerSecond = Double(windowFrames) / ((now - start) / Duration.seconds(1))
+                windowStart = now
+                windowFrames = 0
+            }
+        } else {
             windowStart = now
         }
         lastShown = now
