@@ -2,12 +2,8 @@
 is redirected; garbage, a wrong key and foreign origins are refused and change nothing; strangers flooding the page
 do not keep the owner out; pages that stop reading leave the lamps' frame age as it was.
 
-Rules: the receiver runs in a network namespace of its own behind a veth (`page_host`: 10.77.1.2 there, 10.77.1.1
-here), with `--output stdout`, so every frame it shows is a line "MONOTONIC_TIME BASS MID TREBLE"; the browser
-stays in the test's namespace (`netns`). A recorder injected into every page (web/recorder.js, before the page's
-own scripts, through the DevTools protocol) keeps each lamp message with Date.now(), and each sound message the
-page sends. CLOCK_MONOTONIC and the wall clock are both the kernel's, read here to put both on one time line
-(support.browser.shown).
+Rules: those of every page test, in support/browser.py (the receiver in its own namespace, frames on its stdout,
+the recorder in the page, one time line).
 """
 import http.client
 import json

@@ -1,12 +1,8 @@
 """The page in each engine a phone or a laptop may bring: Chromium, WebKitGTK (an iPhone's Safari is WebKit) and
 Firefox ESR each load it, sign in, follow a sender, apply a setting and drive the lamps with their microphone.
 
-Rules: the receiver runs in a network namespace of its own behind a veth (`page_host`: 10.77.1.2 there, 10.77.1.1
-here), with `--output stdout`, so every frame it shows is a line "MONOTONIC_TIME BASS MID TREBLE"; the browser
-stays in the test's namespace (`netns`). A recorder injected into every page (web/recorder.js, before the page's
-own scripts, through the DevTools protocol) keeps each lamp message with Date.now(), and each sound message the
-page sends. CLOCK_MONOTONIC and the wall clock are both the kernel's, read here to put both on one time line
-(support.browser.shown).
+Rules: those of every page test, in support/browser.py (the receiver in its own namespace, frames on its stdout,
+the recorder in the page, one time line).
 
 The engines (`engine`, conftest.py; support/engines.py): Debian's Chromium through chromedriver, WebKitGTK's
 MiniBrowser under Xvfb through WebKitWebDriver, Firefox ESR headless over WebDriver BiDi.

@@ -1,12 +1,8 @@
 """The browser as a sound source: the page's microphone button and its tab button make the browser a sender whose
 lamps match the sound, dark after Stop, and a page whose audio never starts says so instead of "Sending".
 
-Rules: the receiver runs in a network namespace of its own behind a veth (`page_host`: 10.77.1.2 there, 10.77.1.1
-here), with `--output stdout`, so every frame it shows is a line "MONOTONIC_TIME BASS MID TREBLE"; the browser
-stays in the test's namespace (`netns`). A recorder injected into every page (web/recorder.js, before the page's
-own scripts, through the DevTools protocol) keeps each lamp message with Date.now(), and each sound message the
-page sends. CLOCK_MONOTONIC and the wall clock are both the kernel's, read here to put both on one time line
-(support.browser.shown).
+Rules: those of every page test, in support/browser.py (the receiver in its own namespace, frames on its stdout,
+the recorder in the page, one time line).
 """
 import subprocess
 import time

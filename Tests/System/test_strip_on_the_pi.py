@@ -5,10 +5,11 @@ bytes the driver put in the FIFO (QEMU's trace of the SPI block's register write
 what Adafruit's neopixel_spi, an independent encoder from PyPI, makes of the expected pixels
 (support/neopixel_reference.py).
 
-Each model boots twice (support/raspberry_pi.py; guests/raspi-strip.sh as /init marks its steps in the trace):
+Each model boots twice here (support/strip_pi.py; guests/raspi-strip.sh as /init marks its steps in the trace):
 with spidev's default transfer limit (4096 bytes) for the route (busybox's own bytes back exactly), the receiver's
 frames, dark after a disconnect, receiver.timeout and SIGTERM, test-leds' sequence and the errors; then with
-`spidev.bufsiz=32768` on the kernel's command line, where a 600-pixel frame goes out as one transfer.
+`spidev.bufsiz=32768` on the kernel's command line, where a 600-pixel frame goes out as one transfer. What the
+strip costs the receiver is the benchmark of test_strip_cost_on_the_pi.py, in a boot of its own.
 
 What the timing figures mean: QEMU's SPI model has no time of its own (a FIFO write moves at once); the times
 are what the driver's CLK divider gives at the core clock the kernel's clock driver reports for QEMU's clock
@@ -22,12 +23,11 @@ import pytest
 
 from support import neopixel_reference, ws2812_spi
 from support.raspberry_pi import MODELS, SPI_DEVICE, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
+from support.strip_pi import RESET_BYTES, STRIP_HZ, boot_strip_pi
 
 pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 PALETTE = ((255, 0, 0), (0, 255, 0), (0, 0, 255))  # receiver.strip.palette's default: red, green, blue
-STRIP_HZ = 2_400_000  # the receiver's requested clock: 3 SPI bits an LED bit, 1.25 µs a bit
-RESET_BYTES = 90
 # The route's hand-encoded pixels (guests/raspi-strip.sh) and the 384 bytes busybox writes.
 ROUTE_PIXELS = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (200, 100, 50)]
 ROUTE_384 = bytes(i % 256 for i in range(384))
@@ -48,59 +48,16 @@ def adafruit_wire(colours):
     return decoded.data
 
 
-class StripPi:
-    """A booted Pi with its SPI trace read: the transfers between the guest's markers, and the core clock."""
-
-    def __init__(self, pi):
-        self.pi, self.model = pi, pi.model
-        self.trace = ws2812_spi.read_trace(pi.trace)
-        self.phases = self.trace.phases()
-        clock = pi.said(r"spi core clock (\S+) ([0-9]+)")
-        self.clock_name, self.core_hz = (clock[1], int(clock[2])) if clock else ("?", 0)
-
-    def transfers(self, phase):
-        return self.phases.get(phase, [])
-
-    def frames(self, phase):
-        """[(transfer, decoded pixels or None, problem)] of a phase's transfers, as 3-bit WS2812B frames."""
-        frames = []
-        for transfer in self.transfers(phase):
-            decoded = ws2812_spi.decode_3bit(transfer.data)
-            frames.append((transfer, None if decoded.problem else ws2812_spi.pixels(decoded.data), decoded.problem))
-        return frames
-
-    def spi_hz(self, transfer):
-        return ws2812_spi.spi_clock(self.core_hz, transfer.divider) if self.core_hz else 0.0
-
-
-def _boot(request, tmp_path_factory, boot_files, parameters="", icount=None):
-    model = MODELS[request.param]
-    folder = str(tmp_path_factory.mktemp(f"{model.machine}-strip"))
-    return StripPi(boot_files.boot(model, folder, init="/strip-init", spi=True, parameters=parameters, icount=icount))
-
-
 @pytest.fixture(scope="module", params=list(MODELS))
 def strip_pi(request, tmp_path_factory, boot_files):
     """The Pi booted with spidev's default transfer limit, guests/raspi-strip.sh's whole run traced."""
-    return _boot(request, tmp_path_factory, boot_files)
-
-
-@pytest.fixture(scope="module", params=list(MODELS))
-def counted_strip_pi(request, tmp_path_factory, boot_files):
-    """The Pi booted for the cost benchmark alone, QEMU counting instructions (-icount shift=1: 2 ns each): the
-    guest's clock follows the instructions it runs, not the host's time. Without it, QEMU's slow SPI model (every
-    FIFO byte a traced register write, on a 2-core host) stretched the receiver's user time to 2.5-3.3 times its
-    lamps' where its strip code takes a few µs a frame. With four vCPUs taking turns, the time another vCPU's
-    instructions take (the kernel feeding the SPI FIFO) can still land on a receiver thread waiting for its
-    turn: 0.93 on a quiet host, 1.6-2.4 beside a busy one; booted on one CPU (maxcpus=1) the guest gave no
-    figures in this test's time."""
-    return _boot(request, tmp_path_factory, boot_files, "lightorgan.cost", icount=1)
+    return boot_strip_pi(request, tmp_path_factory, boot_files)
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
 def large_strip_pi(request, tmp_path_factory, boot_files):
     """The Pi booted again with spidev.bufsiz=32768, for the 600-pixel frame."""
-    return _boot(request, tmp_path_factory, boot_files, "spidev.bufsiz=32768")
+    return boot_strip_pi(request, tmp_path_factory, boot_files, "spidev.bufsiz=32768")
 
 
 def _pixels_text(pixels):
@@ -313,44 +270,3 @@ def test_the_pages_wiring_check_runs_the_strips_sequence(strip_pi, check):
     problem = _leds_problem(frames, 9) if frames else "no frame"
     check(f"{short}: the page's check on the SPI bytes: first pixel red and last blue, one pixel runs 0…8, dark",
           problem is None, problem or "")
-
-
-def _cost(strip, run):
-    """(user ticks, system ticks, seconds) of the guest's `cost RUN` line, or None."""
-    found = strip.pi.said(rf"cost {run} cpu user ([0-9]+) system ([0-9]+) over ([0-9.]+) ([0-9.]+)")
-    return (int(found[1]), int(found[2]), float(found[4]) - float(found[3])) if found else None
-
-
-@pytest.mark.timing
-def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_strip_pi, check, figure):
-    """The benchmark of the strip's cost, both runs in the same boot (counted in instructions: -icount): the packaged
-    receiver driving its three GPIO lamps from the packaged sender's demo at 100 frames/s, then the same with 300
-    pixels (scroll) on SPI beside them. lightorgan's own work is its user time (rendering, encoding, the frames),
-    judged against the goal: at most 1.3 times the lamps alone. Its system time also holds the kernel feeding the
-    SPI FIFO byte by byte from interrupts, which QEMU's model makes the CPU do (it has no DMA; a Pi sends frames of
-    96 bytes and more by DMA), so that share, and the total, are figures."""
-    strip, short = counted_strip_pi, counted_strip_pi.model.short
-    lamps, with_strip = _cost(strip, "lamps"), _cost(strip, "strip")
-    check(f"{short}: both cost runs measured", lamps and with_strip,
-          f"lamps {lamps}, strip {with_strip}; {(strip.pi.said(r'cost-strip .*') or [''])[0]}")
-    if not (lamps and with_strip):
-        return
-    frames = strip.transfers("cost-strip")
-    rate = len(frames) / with_strip[2]
-    size = 300 * 9 + RESET_BYTES
-    user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
-    total_ratio = ((with_strip[0] + with_strip[1]) / with_strip[2]) / max((lamps[0] + lamps[1]) / lamps[2], 0.1)
-    figure(f"{short}: receiver CPU (% of an emulated core, instructions counted): lamps alone user "
-           f"{lamps[0] / lamps[2]:.1f} system {lamps[1] / lamps[2]:.1f}; with 300 pixels user "
-           f"{with_strip[0] / with_strip[2]:.1f} system {with_strip[1] / with_strip[2]:.1f}; user ratio "
-           f"{user_ratio:.2f} (goal ≤ 1.3), user and system {total_ratio:.2f} (the kernel's FIFO feeding, DMA on a "
-           f"Pi, included); the strip's frames on SPI {rate:.0f}/s")
-    # The guest's frames come from the sender's demo under TCG: the rate is a figure; whole frames are checked.
-    check(f"{short}: the 300-pixel frames reach SPI whole ({size} bytes each) while the demo plays",
-          frames and {len(transfer.data) for transfer in frames} == {size},
-          f"{len(frames)} transfers in {with_strip[2]:.1f} s, sizes {sorted({len(t.data) for t in frames})[:4]}")
-    # The goal (≤ 1.3) is a figure, not a check: with four vCPUs taking turns the ratio still follows the host's
-    # load (0.93 quiet, 1.6-2.4 busy; see counted_strip_pi). The strip's own code is a few µs a frame
-    # (`lightorgan-bench strip`, also under qemu-aarch64).
-    figure(f"{short}: strip/lamps user-time ratio {user_ratio:.2f} ({with_strip[0]} / {lamps[0]} ticks over "
-           f"{with_strip[2]:.1f} / {lamps[2]:.1f} s); goal ≤ 1.3")

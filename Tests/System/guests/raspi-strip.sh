@@ -43,10 +43,11 @@ frames() {
     count=$(($4 * 20))
     (i=0; while [ $i -lt $count ]; do printf "$octal"; sleep 0.05; i=$((i + 1)); done) | nc 127.0.0.1 "$5"
 }
-# receiver NAME PORT FLAGS…: the packaged receiver in the background ($receiver), up to 30 s to listen.
+# receiver NAME PORT FLAGS…: the packaged receiver in the background ($receiver), up to 30 s to listen; run by
+# $pin when set (taskset).
 receiver() {
     name=$1 port=$2; shift 2
-    /usr/bin/lightorgan receive --port "$port" "$@" 2>"/tmp/$name.log" &
+    $pin /usr/bin/lightorgan receive --port "$port" "$@" 2>"/tmp/$name.log" &
     receiver=$!
     i=0; while [ $i -lt 60 ] && kill -0 $receiver 2>/dev/null && ! grep -q "listening on " "/tmp/$name.log"; do
         sleep 0.5; i=$((i + 1)); done
@@ -63,14 +64,22 @@ fails() {
     wait $pid; status=$?
     echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
 }
-# cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1": PID's CPU time (clock ticks, 1/100 s) over 30 s
-# of guest time, user (lightorgan's own code) and system (the kernel's, the SPI driver's FIFO feeding included)
-# apart.
+# oncpu PID: the nanoseconds PID's threads have spent on a CPU (schedstat's first field, summed).
+oncpu() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f", sum }'; }
+# cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1 oncpu NS": PID's CPU time (clock ticks, 1/100 s)
+# over 30 s of guest time, user (lightorgan's own code) and system (the kernel's, the SPI driver's FIFO feeding
+# included) apart, and its threads' time on a CPU as the scheduler counts it (ns, user and system together).
 cost() {
-    set -- "$1" "$2" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t0 _ </proc/uptime
+    set -- "$1" "$2" $(awk '{ print $14, $15 }' "/proc/$1/stat") $(oncpu "$1"); read t0 _ </proc/uptime
     sleep 30
-    set -- "$1" "$2" "$3" "$4" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t1 _ </proc/uptime
-    echo "PI: $2 cpu user $(($5 - $3)) system $(($6 - $4)) over $t0 $t1"
+    set -- "$1" "$2" "$3" "$4" "$5" $(awk '{ print $14, $15 }' "/proc/$1/stat") $(oncpu "$1"); read t1 _ </proc/uptime
+    echo "PI: $2 cpu user $(($6 - $3)) system $(($7 - $4)) over $t0 $t1 oncpu $(($8 - $5))"
+}
+# threads PID: "NAME USER SYSTEM ONCPU" of each of PID's threads (ticks, ticks, ns; spaces in NAME as _).
+threads() {
+    for task in /proc/$1/task/*; do
+        echo "$(tr ' ' _ <$task/comm) $(sed 's/.*) //' $task/stat | awk '{ print $12, $13 }') $(cut -d' ' -f1 $task/schedstat)"
+    done | tr '\n' ','
 }
 strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
 
@@ -79,13 +88,50 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
     # fed the demo groove at 100 frames/s by the packaged sender (the level response: every lamp moves all the time).
     # Booted for this alone, with QEMU counting instructions (-icount): CPU time is then the guest's instructions,
     # whatever the host does beside it.
+    # Under -icount the vCPUs take turns on one host thread while the guest's clock counts all their instructions:
+    # a thread on one busy vCPU is charged the time another busy vCPU ran. So the receiver, its sender and the SPI
+    # controller's interrupt share CPU 1, and the others stay idle (halted, no instructions). CPU 1 is nohz_full
+    # (the kernel's command line): there the kernel counts user and system time at each entry and exit, where a
+    # tick's sample would charge an interrupt that hit user code (the SPI FIFO's, thousands a second) as user time.
+    pin="taskset 0x2"
+    irq=$(awk '/spi/ { sub(":", "", $1); print $1; exit }' /proc/interrupts)
+    [ -n "$irq" ] && echo 2 >/proc/irq/$irq/smp_affinity 2>/dev/null
+    echo "PI: cost pinned to CPU 1 (nohz_full $(cat /sys/devices/system/cpu/nohz_full)), spi interrupt ${irq:-none} affinity $(cat /proc/irq/$irq/smp_affinity 2>/dev/null)"
+    # The lamps' PWM in each run, from the kernel's own timestamps of every line write (the gpio_value event, in
+    # the guest's clock, which counts instructions): "PI: cost-RUN pwm GPIO PERIODS H:N ..." for each line, N
+    # periods (rising edge to rising edge) of H quarter milliseconds (H 80: 20 ms or longer).
+    tracing=/sys/kernel/tracing
+    mount -t tracefs tracefs $tracing
+    echo mono >$tracing/trace_clock; echo 8192 >$tracing/buffer_size_kb; echo 0 >$tracing/tracing_on
+    echo 1 >$tracing/events/gpio/gpio_value/enable
+    pwm() {
+        awk -v run="$1" '
+            # "37.094553:" is 37094553 µs (joined as text: busybox awk reads "094553" as octal).
+            function micros(stamp) { sub(":", "", stamp); split(stamp, part, "."); return (part[1] part[2]) + 0 }
+            $(NF - 3) == "gpio_value:" && $(NF - 1) == "set" {
+                line = $(NF - 2); value = $NF
+                if (value == 1 && last[line] == 0) {
+                    for (i = 1; i <= NF; i++) if ($(i + 1) == "gpio_value:") at = micros($i)
+                    if (line in rose) { bucket = int((at - rose[line]) / 250); if (bucket > 80) bucket = 80; count[line "," bucket]++; periods[line]++ }
+                    rose[line] = at
+                }
+                last[line] = value
+            }
+            END { for (line in periods) { text = ""; for (b = 0; b <= 80; b++) if ((line "," b) in count) text = text " " b ":" count[line "," b]
+                                          print "PI: cost-" run " pwm " line " " periods[line] text } }' $tracing/trace
+    }
     for run in lamps strip; do
         [ $run = lamps ] && extra="" || extra="--strip-device $spi --strip-pixels 300 --strip-effect scroll"
         receiver cost-$run 8181 --output gpio $extra
-        LIGHTORGAN_ANALYSIS_RESPONSE=level /usr/bin/lightorgan send --host 127.0.0.1 --port 8181 --input demo --fps 100 --quiet &
+        LIGHTORGAN_ANALYSIS_RESPONSE=level $pin /usr/bin/lightorgan send --host 127.0.0.1 --port 8181 --input demo --fps 100 --quiet &
         sender=$!
         sleep 3
+        before=$(threads $receiver)
+        echo >$tracing/trace; echo 1 >$tracing/tracing_on
         mark cost-$run; cost $receiver "cost $run"; mark cost-$run-end
+        echo 0 >$tracing/tracing_on; pwm $run
+        echo "PI: cost-$run threads before $before after $(threads $receiver)"
+        echo "PI: cost-$run interrupts $(grep -E 'spi|arch_timer' /proc/interrupts | tr -s ' ' | tr '\n' '/')"
         kill -TERM $sender; wait $sender
         kill -TERM $receiver; wait $receiver
     done

@@ -71,7 +71,7 @@ trace() {  # $1 seconds, $2 name: "VM: trace $2 ..." and "VM: stalls $2-cpuN ...
 receiver=$!
 sleep 1
 echo "VM: gpio lines at start $(lines)"
-cat /tmp/tone.raw /tmp/tone.raw /tmp/tone.raw | /bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8182 --quiet &
+cat /tmp/tone.raw /tmp/tone.raw /tmp/tone.raw /tmp/tone.raw | /bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8182 --quiet &
 sender=$!
 sleep 1.5
 # The lines from the kernel side for 6 s while the tone plays, by gpio-trace at nice 19 (the test's own
@@ -79,6 +79,56 @@ sleep 1.5
 # host (TCG) stalls, and the host judges the PWM only over periods where nothing stalled.
 trace 6 duty
 echo "VM: gpio receiver log: $(grep -v '^$' /tmp/gpio.log | tail -3 | tr '\n' '|')"
+# The same PWM beside two CPU hogs (a busy Pi: the page, a strip, a compile), seen by the kernel itself: its
+# gpio_value event stamps every line write as the receiver makes it (CLOCK_MONOTONIC), so no sampler of ours
+# competes with the hogs. Its timer events tell the emulator's part: a PWM thread's sleep whose timer fired over
+# 0.5 ms after it was due (QEMU's timers run on a host thread that two busy vCPUs and the host's load delay) is a
+# gap, as the sampler's are. "VM: trace loaded START END WRITES EVENT..." in gpio-trace's format (START and END
+# the markers written around it), and the watchers' stalls as above.
+tracing=/sys/kernel/tracing
+mount -t tracefs tracefs $tracing
+gpiobase=$(for chip in /sys/class/gpio/gpiochip*; do [ "$(cat $chip/label)" = lightorgan-sim ] && cat $chip/base; done)
+echo mono >$tracing/trace_clock; echo 8192 >$tracing/buffer_size_kb; echo 0 >$tracing/tracing_on
+for event in gpio/gpio_value timer/hrtimer_start timer/hrtimer_expire_entry; do echo 1 >$tracing/events/$event/enable; done
+hog() { while :; do :; done; }
+hog & hog1=$!; hog & hog2=$!
+sleep 1
+initial=$(lines | tr -d ' ')
+echo 1 >$tracing/tracing_on; echo lightorgan-start >$tracing/trace_marker
+/bin/gpio-trace watch 0 6 loaded-cpu0 >/tmp/loaded-cpu0.txt & w0=$!
+/bin/gpio-trace watch 1 6 loaded-cpu1 >/tmp/loaded-cpu1.txt & w1=$!
+wait $w0 $w1
+echo lightorgan-end >$tracing/trace_marker; echo 0 >$tracing/tracing_on
+kill $hog1 $hog2
+echo "VM: loaded trace base ${gpiobase:-none}, $(grep -c gpio_value $tracing/trace) writes traced, $(grep -c 'lost' $tracing/trace) losses, hogs $(cat /proc/loadavg)"
+awk -v base="$gpiobase" -v state="$initial" '
+    # "37.094553:" is 37094553 µs (joined as text: busybox awk reads "094553" as octal).
+    function micros(stamp) { sub(":", "", stamp); split(stamp, part, "."); return (part[1] part[2]) + 0 }
+    { delete field; for (i = 2; i <= NF; i++) { if ($i ~ /^[a-z_]+:$/ && !what) { what = $i; at = micros($(i - 1)) }
+                                                if (split($i, pair, "=") == 2) field[pair[1]] = pair[2] } }
+    what == "tracing_mark_write:" && $NF == "lightorgan-start" { start = at }
+    what == "tracing_mark_write:" && $NF == "lightorgan-end" { end = at }
+    # The PWM thread going to sleep, and a timer firing: late when due over 500 µs before (ns in both).
+    what == "hrtimer_start:" && /^ *lightorgan pwm-/ { due[field["hrtimer"]] = field["softexpires"] }
+    what == "hrtimer_expire_entry:" && (field["hrtimer"] in due) {
+        late = field["now"] - due[field["hrtimer"]]
+        from = int(due[field["hrtimer"]] / 1000) - start
+        if (start && from >= 0 && late > 500000) { gaps = gaps " " from "!" int(late / 1000); lateTimers++ }
+        delete due[field["hrtimer"]]
+    }
+    what == "gpio_value:" && start && $(NF - 1) == "set" {
+        line = $(NF - 2) - base
+        index_ = line == 5 ? 1 : line == 6 ? 2 : line == 13 ? 3 : 0
+        if (index_) {
+            writes++
+            changed = substr(state, 1, index_ - 1) $NF substr(state, index_ + 1)
+            if (changed != state) { state = changed; events = events " " (at - start) "=" state }
+        }
+    }
+    { what = "" }
+    END { print "VM: trace loaded " start, end, writes + 0, "0=" state0 events gaps; print "VM: loaded late timers " lateTimers + 0 }
+' state0="$initial" $tracing/trace
+cat /tmp/loaded-cpu0.txt /tmp/loaded-cpu1.txt
 # Receiver cost while driving 3 lines at 100 frames/s (under emulation: CPU time is inflated): the demo
 # groove lights all three bands at changing levels, the PWM's worst case (up to 4 writes a period).
 kill -TERM $sender; sleep 0.3

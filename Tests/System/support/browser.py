@@ -2,6 +2,13 @@
 `browser` marker's packages), driven by selenium (Tests/System/requirements.txt), and the receiver
 behind a veth that it talks to.
 
+The page tests' rules: the receiver runs in a network namespace of its own behind a veth (`page_host`:
+10.77.1.2 there, 10.77.1.1 here), with `--output stdout`, so every frame it shows is a line "MONOTONIC_TIME BASS
+MID TREBLE"; the browser stays in the test's namespace (`netns`). A recorder injected into every page
+(web/recorder.js, before the page's own scripts, through the DevTools protocol) keeps each lamp message with
+Date.now(), and each sound message the page sends. CLOCK_MONOTONIC and the wall clock are both the kernel's, read
+here to put both on one time line (`shown`).
+
 - `Browser(fake_audio=None, loop=True, args=(), log_dir=...)`: `.open(url)`, `.js(script, *args)`
   (execute_script: `return` what you want back), `.wait_for(js_expression, timeout)` (its first truthy
   value; TimeoutError with the last console lines), `.click(css)` (a trusted click: a user gesture),

@@ -1,0 +1,119 @@
+"""What a 300-pixel strip costs the receiver beside its GPIO lamps, and whether the lamps keep their timing: the
+benchmark, on the emulated Raspberry Pi 3 and 4 (the packaged lightorgan; the kernel's spidev and spi-bcm2835 into
+QEMU 10's SPI model; support/strip_pi.py).
+
+One boot per model for it alone (guests/raspi-strip.sh with `lightorgan.cost`): the receiver with its three GPIO
+lamps fed the packaged sender's demo at 100 frames/s (the level response: every lamp moves all the time) for 30 s
+of the guest's time, then the same with 300 pixels (scroll) on SPI beside them. How the figures are made exact
+under emulation:
+- QEMU counts instructions (`-icount shift=1`: 2 ns each): the guest's clock follows its instructions, whatever
+  the host runs beside it.
+- The receiver, its sender and the SPI interrupt share CPU 1, the other vCPUs stay idle: under -icount the vCPUs
+  take turns while the clock counts all their instructions, so a thread on one busy vCPU is charged what another
+  ran (with four busy vCPUs the ratio went from 0.93 to 2.4 with the host's load).
+- CPU 1 is `nohz_full`: there the kernel counts user and system time at each entry and exit instead of sampling
+  ticks (a tick's sample charged the SPI FIFO's interrupts that hit user code as user time: 5.1 on the Pi 3).
+- The SPI driver polls (`polling_limit_us`, as the Pi 4 always does here): its FIFO feeding, which a Pi does by DMA
+  for frames of 96 bytes and more, is then the strip writer's system time, apart from lightorgan's own work.
+- The lamps' PWM is timed by the kernel itself: the gpio_value trace event stamps every line write.
+"""
+import statistics
+
+import pytest
+
+from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
+from support.strip_pi import RESET_BYTES, boot_strip_pi
+
+pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]
+
+COST_PARAMETERS = "lightorgan.cost nohz_full=1 spi-bcm2835.polling_limit_us=1000000"
+PIXELS = 300
+PWM_HZ = 200  # receiver.pwm_frequency's default
+GOAL = 1.3  # the strip's receiver at most 1.3 times the lamps' user time
+
+
+@pytest.fixture(scope="module", params=list(MODELS))
+def counted_strip_pi(request, tmp_path_factory, boot_files):
+    """The Pi booted for the benchmark alone: instructions counted, CPU 1 nohz_full, the SPI driver polling."""
+    return boot_strip_pi(request, tmp_path_factory, boot_files, COST_PARAMETERS, icount=1)
+
+
+def _cost(strip, run):
+    """(user ticks, system ticks, seconds, ns on a CPU) of the guest's `cost RUN` line, or None."""
+    found = strip.pi.said(rf"cost {run} cpu user ([0-9]+) system ([0-9]+) over ([0-9.]+) ([0-9.]+) oncpu ([0-9]+)")
+    return (int(found[1]), int(found[2]), float(found[4]) - float(found[3]), int(found[5])) if found else None
+
+
+def _threads(strip, run):
+    """{thread name: (user ticks, system ticks)} the receiver's threads used in the run (threads of one name
+    summed)."""
+    found = strip.pi.said(rf"cost-{run} threads before (.*) after (.*)")
+    if not found:
+        return {}
+
+    def sums(text):
+        totals = {}
+        for entry in filter(None, text.split(",")):
+            name, user, system, _ = entry.split()
+            totals[name] = tuple(a + int(b) for a, b in zip(totals.get(name, (0, 0)), (user, system)))
+        return totals
+    before, after = sums(found[1]), sums(found[2])
+    return {name: tuple(a - b for a, b in zip(used, before.get(name, (0, 0)))) for name, used in after.items()}
+
+
+def _pwm_periods(strip, run):
+    """The lamps' PWM periods (rising edge to rising edge, every line), µs, from the guest's histograms of the
+    kernel's timestamps (quarter milliseconds: each period as its bucket's middle)."""
+    periods = []
+    for line in strip.pi.lines:
+        if line.startswith(f"cost-{run} pwm "):
+            for bucket in line.split()[4:]:
+                quarter, count = map(int, bucket.split(":"))
+                periods += [(quarter + 0.5) * 250] * count
+    return periods
+
+
+def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_strip_pi, check, figure):
+    """lightorgan's own work is its user time (rendering, encoding, the frames): the figure set against the goal,
+    at most 1.3 times the lamps alone. Its system time also holds the FIFO feeding (DMA on a Pi): a figure."""
+    strip, short = counted_strip_pi, counted_strip_pi.model.short
+    lamps, with_strip = _cost(strip, "lamps"), _cost(strip, "strip")
+    if not check(f"{short}: both cost runs measured", lamps and with_strip,
+                 f"lamps {lamps}, strip {with_strip}; {(strip.pi.said(r'cost-strip .*') or [''])[0]}"):
+        return
+    frames = strip.transfers("cost-strip")
+    size = PIXELS * 9 + RESET_BYTES
+    check(f"{short}: the {PIXELS}-pixel frames reach SPI whole ({size} bytes each) while the demo plays",
+          frames and {len(transfer.data) for transfer in frames} == {size},
+          f"{len(frames)} transfers in {with_strip[2]:.1f} s, sizes {sorted({len(t.data) for t in frames})[:4]}")
+    user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
+    total_ratio = ((with_strip[0] + with_strip[1]) / with_strip[2]) / max((lamps[0] + lamps[1]) / lamps[2], 0.1)
+    threads = {run: _threads(strip, run) for run in ("lamps", "strip")}
+    figure(f"{short}: receiver CPU, % of an emulated core (instructions counted, exact accounting): lamps alone user "
+           f"{lamps[0] / lamps[2]:.2f} system {lamps[1] / lamps[2]:.2f}; with {PIXELS} pixels user "
+           f"{with_strip[0] / with_strip[2]:.2f} system {with_strip[1] / with_strip[2]:.2f}; user and system "
+           f"{total_ratio:.2f} times (the FIFO feeding, DMA on a Pi, included); {len(frames) / with_strip[2]:.0f} "
+           f"frames/s on SPI; user and system ticks by thread, lamps {threads['lamps']}, with the strip "
+           f"{threads['strip']}; {(strip.pi.said(r'cost pinned .*') or ['not pinned'])[0]}")
+    figure(f"{short}: strip/lamps user-time ratio {user_ratio:.2f} ({with_strip[0]} / {lamps[0]} ticks over "
+           f"{with_strip[2]:.1f} / {lamps[2]:.1f} s); goal ≤ {GOAL}{'' if user_ratio <= GOAL else ', not met'}")
+
+
+def test_the_lamps_keep_their_pwm_beside_a_300_pixel_strip(counted_strip_pi, check, figure):
+    """The strip must not cost the lamps their timing: their PWM, timed by the kernel (gpio_value), keeps its
+    frequency with the strip beside them, and no period is squeezed (shorter than half of one)."""
+    strip, short = counted_strip_pi, counted_strip_pi.model.short
+    runs = {run: _pwm_periods(strip, run) for run in ("lamps", "strip")}
+    if not check(f"{short}: the kernel timed the lamps' PWM in both runs",
+                 all(len(periods) >= 1000 for periods in runs.values()),
+                 f"periods {[len(periods) for periods in runs.values()]}"):
+        return
+    hz = {run: 1e6 / statistics.median(periods) for run, periods in runs.items()}
+    squeezed = {run: sum(1 for period in periods if period < 500_000 / PWM_HZ) for run, periods in runs.items()}
+    figure(f"{short}: the lamps' PWM from the kernel's timestamps: alone {hz['lamps']:.0f} Hz over "
+           f"{len(runs['lamps'])} periods, beside {PIXELS} pixels {hz['strip']:.0f} Hz over {len(runs['strip'])}; "
+           f"squeezed periods {squeezed['lamps']} and {squeezed['strip']}")
+    check(f"{short}: {PWM_HZ} Hz ± 10 % alone and beside the strip (the median period, 0.25 ms buckets)",
+          all(abs(value - PWM_HZ) <= PWM_HZ / 10 for value in hz.values()), f"{hz}")
+    check(f"{short}: no PWM period squeezed below half of {1000 / PWM_HZ:.0f} ms, alone or beside the strip",
+          not any(squeezed.values()), f"{squeezed}")
