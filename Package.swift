@@ -166,6 +166,13 @@ let package = Package(
             dependencies: ["LightOrganCore"],
             swiftSettings: swiftSettings
         ),
+        // What the tests and the fuzzer share: an output that records what it is shown, a seedable generator.
+        // Not in any product.
+        .target(
+            name: "LightOrganTestSupport",
+            dependencies: ["LightOrganCore"],
+            swiftSettings: swiftSettings
+        ),
         // Property-based fuzzing of the frame decoding, the connection policy and the settings loader
         // (scripts/test runs it in a release build, millions of inputs).
         .executableTarget(
@@ -174,6 +181,7 @@ let package = Package(
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganSettings",
+                "LightOrganTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
@@ -181,7 +189,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LightOrganCoreTests",
-            dependencies: ["LightOrganCore"],
+            dependencies: ["LightOrganCore", "LightOrganTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -217,6 +225,7 @@ let package = Package(
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganServices",
+                "LightOrganTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -230,6 +239,7 @@ let package = Package(
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganServices",
+                "LightOrganTestSupport",
                 "LightOrganWeb",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -245,6 +255,7 @@ let package = Package(
                 "LightOrganNetwork",
                 "LightOrganOutput",
                 "LightOrganServices",
+                "LightOrganTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,13 +1,6 @@
 public import LightOrganCore
 import Synchronization
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// What the laptop itself is playing: the monitor source of the default output (sink) of the
 /// running PipeWire or PulseAudio server (`input: auto` or `monitor`).
 ///

@@ -1,14 +1,8 @@
 import ArgumentParser
+import FoundationEssentials
 import LightOrganCore
 import LightOrganOutput
 import Logging
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// `lightorgan analyze FILE.wav`: the sender's analysis, as fast as possible, as CSV.
 struct AnalyzeCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import LightOrganAudio
 import LightOrganCore
 import LightOrganOutput
@@ -6,13 +7,6 @@ import LightOrganSettings
 import Logging
 import ServiceLifecycle
 import UnixSignals
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// Options every command has: which settings file, how much to log.
 struct CommonOptions: ParsableArguments {

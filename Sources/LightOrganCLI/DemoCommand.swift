@@ -5,13 +5,6 @@ import LightOrganServices
 import Logging
 import ServiceLifecycle
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// `lightorgan demo`: sender and receiver in one process, over a real TCP socket on loopback.
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

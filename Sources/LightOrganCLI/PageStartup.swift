@@ -1,16 +1,11 @@
+import FoundationEssentials
+import Glibc
 import LightOrganCore
 import LightOrganNetwork
 import LightOrganServices
 import LightOrganSettings
 import LightOrganWeb
 import Logging
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// What `receive` does for its page before and after binding: the secret, the certificate, the
 /// settings the page may change, and the log line with the page's address and secret.

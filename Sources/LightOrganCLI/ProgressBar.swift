@@ -1,12 +1,6 @@
+import Glibc
 import LightOrganCore
 import LightOrganOutput
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// A progress bar on stderr, drawn only when stderr is a terminal and the work is long enough
 /// to wait for (audio of a minute or more); redrawn at most ten times per second.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import LightOrganCore
 import LightOrganOutput
 import LightOrganServices
@@ -6,13 +7,6 @@ import LightOrganSettings
 import LightOrganWeb
 import Logging
 import ServiceLifecycle
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// `lightorgan receive`: accept senders and drive the lamps.
 struct ReceiveCommand: AsyncParsableCommand {

@@ -5,13 +5,6 @@ import LightOrganServices
 import Logging
 import ServiceLifecycle
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// `lightorgan send`: analyse audio and stream frames to a receiver.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,13 +5,6 @@ import LightOrganServices
 import Logging
 import ServiceLifecycle
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// `lightorgan test-leds`: the wiring check of the GPIO lines, or of the strip when one is set
 /// (`receiver.strip.device`, `--strip-device`), or with `--hosts`/`--lighting` the patch check of
 /// the lighting targets.

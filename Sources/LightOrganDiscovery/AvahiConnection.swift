@@ -1,8 +1,14 @@
 import CAvahi
 import Glibc
+import Synchronization
 
 /// A client of the Avahi daemon (the system's mDNS/DNS-SD responder, reached over the D-Bus
-/// system bus) with its own event thread: libavahi-client's threaded poll.
+/// system bus) with its own event thread: libavahi-client's threaded poll. It is the one place
+/// where ``ReceiverPublisher``, ``ReceiverBrowser`` and ``HostNameResolver`` set up, poll and
+/// close Avahi.
+///
+/// Made in two steps, so that its owner can hold it in a `let` and still hand its own methods
+/// to it: `init()` makes the poll, ``start(stateChanged:)`` the client and the thread.
 ///
 /// It waits for the daemon when none runs (`AVAHI_CLIENT_NO_FAIL`) and connects anew when the
 /// daemon restarts. Every state change is handed to `stateChanged` on the poll thread, with the
@@ -13,7 +19,9 @@ import Glibc
 /// After the daemon was lost (``State/lost``) every object made from the old client is gone.
 final class AvahiConnection: @unchecked Sendable {
     // @unchecked: `client` and everything made from it are used only on the poll thread (in
-    // Avahi's callbacks) or in `close()` after that thread has stopped; the poll serialises them.
+    // Avahi's callbacks), in `start` before that thread runs, or in `close()` after it has
+    // stopped; the poll serialises them. `stateChanged` is written once, in `start`, before the
+    // thread runs.
 
     /// What the daemon connection is doing.
     enum State {
@@ -33,46 +41,54 @@ final class AvahiConnection: @unchecked Sendable {
 
     private let poll: OpaquePointer
     private var client: OpaquePointer?
-    private var isClosed = false
-    private let stateChanged: (State) -> Void
+    private let closed = Atomic<Bool>(false)
+    private var stateChanged: (State) -> Void = { _ in }
 
-    /// Connects; `stateChanged` is called on the poll thread for every state, the first time
-    /// before this returns.
+    /// Makes the poll; nothing runs until ``start(stateChanged:)``.
     ///
-    /// - Throws: ``DiscoveryError/unavailable(_:)`` when not even the D-Bus system bus answers.
-    init(stateChanged: @escaping (State) -> Void) throws(DiscoveryError) {
+    /// - Throws: ``DiscoveryError/unavailable(_:)`` when Avahi cannot make its poll (out of memory).
+    init() throws(DiscoveryError) {
         guard let poll = avahi_threaded_poll_new() else { throw .unavailable("out of memory") }
         self.poll = poll
+    }
+
+    /// Connects and starts the poll thread; `stateChanged` is called on that thread for every
+    /// state, the first time before this returns. Called once, before anything else but `close()`.
+    ///
+    /// - Throws: ``DiscoveryError/unavailable(_:)`` when not even the D-Bus system bus answers, or the
+    ///   thread cannot start; the connection is closed then.
+    func start(stateChanged: @escaping (State) -> Void) throws(DiscoveryError) {
         self.stateChanged = stateChanged
         // Made before the thread starts: the callbacks made from inside avahi_client_new run here.
         var error: Int32 = 0
         client = newClient(error: &error)
-        // A class whose init throws after its properties are set still runs deinit: leave it
-        // nothing to free twice.
         guard client != nil else {
-            isClosed = true
-            avahi_threaded_poll_free(poll)
+            close()
             throw .unavailable(Self.describe(error))
         }
         guard avahi_threaded_poll_start(poll) >= 0 else {
-            isClosed = true
-            avahi_client_free(client)
-            avahi_threaded_poll_free(poll)
+            close()
             throw .unavailable("cannot start the Avahi event thread")
         }
     }
 
     deinit { close() }
 
-    /// Stops the thread and frees the client with all its objects (withdrawing what it published).
-    /// Must not be called from the poll thread.
-    func close() {
-        guard !isClosed else { return }
-        isClosed = true
+    /// Whether ``close()`` was called (or ``start(stateChanged:)`` failed).
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
+
+    /// Stops the thread and frees the client with all its objects (withdrawing what it published),
+    /// then the poll. Only the first call does so and returns true; later ones return false. Safe
+    /// from any thread but the poll thread.
+    @discardableResult
+    func close() -> Bool {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        // avahi_threaded_poll_stop returns at once when the thread never started (start failed).
         avahi_threaded_poll_stop(poll)
         if let client { avahi_client_free(client) }
         client = nil
         avahi_threaded_poll_free(poll)
+        return true
     }
 
     /// Runs `body` while the poll thread is held off, so that Avahi objects may be made from another

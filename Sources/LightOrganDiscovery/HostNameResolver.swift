@@ -1,6 +1,5 @@
 import CAvahi
 import Glibc
-import Synchronization
 
 /// Finds the local-network (mDNS) name of an address: `192.168.1.23` → `laptop.local`, the way
 /// `avahi-resolve --address` does, so that the page and the log can say which machine sends.
@@ -12,9 +11,8 @@ public final class HostNameResolver: @unchecked Sendable {
     // @unchecked: `client` is written on the Avahi poll thread (state changes) and read in
     // `lookUp` while that thread is held off (`AvahiConnection.whileHeld`).
 
-    private var connection: AvahiConnection?
+    private let connection: AvahiConnection
     private var client: OpaquePointer?
-    private let closed = Atomic<Bool>(false)
 
     /// One pending lookup's answer, kept alive by Avahi's userdata until its callback.
     private final class Request {
@@ -26,7 +24,8 @@ public final class HostNameResolver: @unchecked Sendable {
     ///
     /// - Throws: ``DiscoveryError`` when Avahi cannot be used at all (no D-Bus system bus).
     public init() throws(DiscoveryError) {
-        connection = try AvahiConnection { [unowned self] state in
+        connection = try AvahiConnection()
+        try connection.start { [unowned self] state in
             if case .running(let client) = state { self.client = client } else { self.client = nil }
         }
     }
@@ -35,9 +34,7 @@ public final class HostNameResolver: @unchecked Sendable {
 
     /// Disconnects; lookups still pending are dropped unanswered. Not from the Avahi thread.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        connection?.close()
-        connection = nil
+        connection.close()
     }
 
     /// Asks for the name of `address` (IPv4 or IPv6 text; a `%zone` and an IPv4-mapped `::ffff:`
@@ -49,7 +46,7 @@ public final class HostNameResolver: @unchecked Sendable {
         var text = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
         if text.lowercased().hasPrefix("::ffff:"), text.contains(".") { text = String(text.dropFirst(7)) }
         var parsed = AvahiAddress()
-        guard !closed.load(ordering: .acquiring),
+        guard !connection.isClosed,
             avahi_address_parse(text, AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed) != nil
         else {
             answer(nil)
@@ -57,7 +54,7 @@ public final class HostNameResolver: @unchecked Sendable {
         }
         let request = Unmanaged.passRetained(Request(answer))
         let started =
-            connection?.whileHeld { () -> Bool in
+            connection.whileHeld { () -> Bool in
                 guard let client else { return false }
                 return avahi_address_resolver_new(
                     client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), &parsed,

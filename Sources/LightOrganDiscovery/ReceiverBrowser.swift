@@ -2,7 +2,6 @@ import CAvahi
 import Glibc
 public import LightOrganCore
 public import Logging
-import Synchronization
 
 /// Finds receivers (or WLED devices) on the local network: browses DNS-SD for `_lightorgan._tcp`
 /// (or `_wled._tcp`) through the Avahi
@@ -49,8 +48,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
     private let logger: Logger
     /// The DNS-SD type browsed: `_lightorgan._tcp`, or `_wled._tcp` for WLED devices.
     private let serviceType: String
-    private var connection: AvahiConnection?
-    private let closed = Atomic<Bool>(false)
+    private let connection: AvahiConnection
     private var browser: OpaquePointer?
     private var resolvers: [SightingKey: OpaquePointer] = [:]
     private var sightings: [SightingKey: DiscoveredReceiver] = [:]
@@ -66,7 +64,8 @@ public final class ReceiverBrowser: @unchecked Sendable {
         (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(16))
         self.logger = logger
         self.serviceType = serviceType
-        connection = try AvahiConnection { [unowned self] state in stateChanged(state) }
+        connection = try AvahiConnection()
+        try connection.start { [unowned self] state in stateChanged(state) }
     }
 
     deinit { close() }
@@ -74,9 +73,7 @@ public final class ReceiverBrowser: @unchecked Sendable {
     /// Stops browsing and ends ``updates``. Safe to call more than once, from any thread but the
     /// Avahi thread.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        connection?.close()
-        connection = nil
+        guard connection.close() else { return }
         browser = nil
         resolvers = [:]
         continuation.finish()

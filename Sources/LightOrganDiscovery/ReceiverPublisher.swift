@@ -1,7 +1,6 @@
 import CAvahi
 import LightOrganCore
 public import Logging
-import Synchronization
 
 /// Publishes a receiver on the local network as a DNS-SD service `_lightorgan._tcp` in `local.`,
 /// through the Avahi daemon, so that senders find it without an address; and its page, when it
@@ -22,8 +21,7 @@ public final class ReceiverPublisher: @unchecked Sendable {
     /// The page's HTTPS port, nil when it serves none.
     public let pagePort: Int?
     private let logger: Logger
-    private var connection: AvahiConnection?
-    private let closed = Atomic<Bool>(false)
+    private let connection: AvahiConnection
     private var group: OpaquePointer?
     private var name: String
     private var lastProblem: String?
@@ -36,7 +34,8 @@ public final class ReceiverPublisher: @unchecked Sendable {
         self.port = port
         self.pagePort = pagePort
         self.logger = logger
-        connection = try AvahiConnection { [unowned self] state in stateChanged(state) }
+        connection = try AvahiConnection()
+        try connection.start { [unowned self] state in stateChanged(state) }
     }
 
     deinit { close() }
@@ -44,9 +43,7 @@ public final class ReceiverPublisher: @unchecked Sendable {
     /// Withdraws the service and disconnects from the daemon. Safe to call more than once, from
     /// any thread but the Avahi thread.
     public func close() {
-        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        connection?.close()
-        connection = nil
+        guard connection.close() else { return }
         group = nil
     }
 

@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 
 /// Random page connections through ``PageAdmission``: strangers from a few addresses opening, upgrading,
 /// saying hello without the key and closing, and an owner whose connections show the key. After every event:

@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 
 /// Random connection events through ``SenderArbiter``: the invariants hold after every one.
 ///

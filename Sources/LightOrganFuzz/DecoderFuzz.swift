@@ -1,5 +1,6 @@
 import LightOrganCore
 import LightOrganNetwork
+import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import LightOrganCore
+import LightOrganTestSupport
 
 /// `lightorgan-fuzz`: property-based fuzzing of what parses untrusted input.
 ///
@@ -70,21 +71,4 @@ struct FuzzFailure: Error, CustomStringConvertible {
 /// Fails with `message` unless `condition` holds.
 func require(_ condition: Bool, _ message: @autoclosure () -> String) throws(FuzzFailure) {
     if !condition { throw FuzzFailure(message()) }
-}
-
-/// SplitMix64: small, fast, seedable.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LightOrganCore
 import LightOrganSettings
+import LightOrganTestSupport
 
 /// Random values for random keys through the real ``SettingsLoader`` (environment and options,
 /// and whole YAML files): it either loads settings within every documented range, or throws a

@@ -5,12 +5,6 @@ public import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// Drives one lighting target (an sACN or Art-Net node, a WLED strip) over UDP: sends what its
 /// ``LightingSchedule`` decides (pacing, repeats and keep-alives, release), resolves the device's

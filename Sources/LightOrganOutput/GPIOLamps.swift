@@ -1,14 +1,9 @@
 import CGPIODShim
 import Dispatch
-public import LightOrganCore
-import Synchronization
-
-#if os(Linux)
 import FoundationEssentials
 import Glibc
-#else
-import Foundation
-#endif
+public import LightOrganCore
+import Synchronization
 
 /// The `gpio` output: lamps on GPIO lines through libgpiod (the kernel's GPIO character device, so
 /// it runs on every Raspberry Pi, the Pi 5's RP1 included), with brightness by software PWM.

@@ -1,8 +1,5 @@
-public import LightOrganCore
-
-#if os(Linux)
 import Glibc
-#endif
+public import LightOrganCore
 
 /// A strip on the Pi 5's RP1 PIO through Raspberry Pi's `ws2812-pio-rp1` driver
 /// (`dtoverlay=ws2812-pio,gpio=N,num_leds=N[,rgbw]` gives `/dev/leds0`).

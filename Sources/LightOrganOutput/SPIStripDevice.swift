@@ -1,10 +1,7 @@
 import CSPIShim
-public import LightOrganCore
-
-#if os(Linux)
 import FoundationEssentials
 import Glibc
-#endif
+public import LightOrganCore
 
 /// A WS2812B/SK6812 strip on spidev (`/dev/spidev0.0`: SPI0, MOSI on GPIO 10, header pin 19; on
 /// every Pi from the 3 to the 5): each frame is encoded by ``WS2812Encoding`` and sent as ONE

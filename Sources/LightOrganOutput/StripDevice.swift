@@ -1,8 +1,5 @@
-import LightOrganCore
-
-#if os(Linux)
 import Glibc
-#endif
+import LightOrganCore
 
 /// Where a strip's pixels go: spidev (``SPIStripDevice``), the Pi 5's ws2812-pio
 /// (``PIOStripDevice``), or nowhere (``VirtualStripDevice``).

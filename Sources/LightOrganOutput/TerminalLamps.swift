@@ -1,11 +1,5 @@
-public import LightOrganCore
-
-#if os(Linux)
-import FoundationEssentials
 import Glibc
-#else
-import Foundation
-#endif
+public import LightOrganCore
 
 /// The `terminal` output: three virtual lamps with brightness and level bars.
 ///

@@ -3,13 +3,6 @@ import LightOrganOutput
 public import Logging
 import Synchronization
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// The sender's frames as they are made: one ``LevelFrame`` every 1/fps s of audio, handed to a
 /// ``Delivery`` on the thread that made it, which sends it there and then (a `send(2)` per
 /// receiver, ``FrameSocket``): one wake-up per frame on the whole sending path, no other thread

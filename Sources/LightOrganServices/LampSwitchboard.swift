@@ -1,14 +1,8 @@
+import FoundationEssentials
 import LightOrganCore
 import LightOrganNetwork
 import Logging
 import Synchronization
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// Asks for the local-network name of a sender's address (`192.168.1.23` → `laptop.local`) and
 /// answers later, on any thread, with nil when there is none (``HostNameResolver/lookUp(_:then:)``).

@@ -1,13 +1,7 @@
+import FoundationEssentials
 public import LightOrganCore
 public import LightOrganNetwork
 public import Logging
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// The lighting targets of one side (`sender.hosts` entries with a scheme, or `receiver.forward`),
 /// each driven by its own ``LightingTransmitter``.

@@ -1,16 +1,10 @@
+import FoundationEssentials
 import LightOrganCore
 import LightOrganNetwork
 import LightOrganWeb
 import Logging
 import NIOCore
 import Synchronization
-
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
 
 /// The receiver as its page sees it: the ``PageBackend`` behind `/live` and `/audio`.
 ///

@@ -1,13 +1,6 @@
 import LightOrganCore
 import LightOrganOutput
 
-#if os(Linux)
-import FoundationEssentials
-import Glibc
-#else
-import Foundation
-#endif
-
 /// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
 /// (`sender.delay`): the capture thread adds each frame as it is made and goes back to reading;
 /// this thread sleeps until the oldest waiting frame is due (`clock_nanosleep`, absolute) and

@@ -1,11 +1,6 @@
-public import LightOrganCore
-
-#if os(Linux)
 public import FoundationEssentials
 import Glibc
-#else
-public import Foundation
-#endif
+public import LightOrganCore
 
 /// Finds the settings file: `--config PATH`, else `$LIGHTORGAN_CONFIG`, else the first that exists
 /// of `./lightorgan.yaml`, `$XDG_CONFIG_HOME/lightorgan/lightorgan.yaml` (or

@@ -1,12 +1,6 @@
 import Configuration
-public import LightOrganCore
-
-#if os(Linux)
 public import FoundationEssentials
-import Glibc
-#else
-public import Foundation
-#endif
+public import LightOrganCore
 
 /// Reads ``Settings`` from command-line options, environment, settings file and defaults, in that
 /// order of precedence, through swift-configuration (the file read with libyaml, ``YAMLDocument``).

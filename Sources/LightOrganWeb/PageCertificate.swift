@@ -1,12 +1,7 @@
-import LightOrganCore
-public import NIOSSL
-
-#if os(Linux)
 import FoundationEssentials
 import Glibc
-#else
-import Foundation
-#endif
+import LightOrganCore
+public import NIOSSL
 
 /// The page's TLS identity: a certificate and its private key, as PEM files.
 ///

@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 import Testing
 
 @Suite("Frames of a live source at the pace its audio was made")
@@ -50,7 +51,7 @@ struct AudioClockTests {
     @Test("on a busy machine blocks come up to 30 ms late, never early: the clock keeps to when the audio was made")
     func lateBlocks() throws {
         var clock = AudioClock(sampleRate: Self.rate)
-        var generator = SeededGenerator(seed: 14)
+        var generator = SplitMix64(seed: 14)
         let lateness = (0..<200).map { _ in Int64.random(in: 0...30, using: &generator) * Self.millisecond }
         Self.feed(&clock, blocks: 0..<200, lateness: { lateness[$0] })
         // Two or three blocks a slice: the median of the slices' earliest arrivals is 6–11 ms late here.

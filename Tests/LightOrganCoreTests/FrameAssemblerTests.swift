@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 import Testing
 
 @Suite("Frame assembly from a byte stream")
@@ -14,7 +15,7 @@ struct FrameAssemblerTests {
         "any split of a stream yields the frames at the same boundaries: each read's newest is the reference frame at its end"
     )
     func anySplit() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<2000 {
             let bytes = (0..<Int.random(in: 0...40, using: &generator)).map { _ in
                 UInt8.random(in: 0...255, using: &generator)
@@ -47,18 +48,5 @@ struct FrameAssemblerTests {
         // Stream positions 2997…2999 are backlog bytes 2996…2998.
         #expect(result.newest == LevelFrame(bass: UInt8(2996 % 251), mid: UInt8(2997 % 251), treble: UInt8(2998 % 251)))
         #expect(assembler.carriedCount == 2)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing case can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

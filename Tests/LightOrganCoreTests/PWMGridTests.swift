@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 import Testing
 
 @Suite("PWM grid")
@@ -70,7 +71,7 @@ struct PWMGridTests {
         case idle, jitterWithinTolerance, everySeventhNineTenthsLate, bursts, randomUpToTwoPeriods
         var testDescription: String { rawValue }
 
-        func lateness(_ wake: Int, _ random: inout SeededGenerator) -> Double {
+        func lateness(_ wake: Int, _ random: inout SplitMix64) -> Double {
             switch self {
             case .idle: 0
             case .jitterWithinTolerance: Double.random(in: 0..<0.00045, using: &random)
@@ -90,7 +91,7 @@ struct PWMGridTests {
         let duty = 0.812, period = Self.period
         let edges = PWMSchedule(duties: [duty]).edges
         var grid = PWMGrid(period: period, start: 0)
-        var random = SeededGenerator(seed: 38)
+        var random = SplitMix64(seed: 38)
         var now = 0.0, wake = 0
         var writes: [(time: Double, value: Int32)] = []
         for _ in 0..<400 {

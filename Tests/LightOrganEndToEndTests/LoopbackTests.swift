@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import LightOrganTestSupport
 #endif
 
 /// A real sender and a real receiver, over a real TCP socket on 127.0.0.1.

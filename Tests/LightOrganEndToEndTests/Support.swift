@@ -3,19 +3,6 @@ import LightOrganCore
 import Logging
 import NIOCore
 import NIOPosix
-import Synchronization
-
-/// An output that remembers every frame it was shown (a fake for checking what arrives; the
-/// sockets, decoder, services and analysis around it are the real ones).
-final class RecordingOutput: LevelOutput {
-    private let state = Mutex<(frames: [LevelFrame], isShutDown: Bool)>(([], false))
-
-    func show(_ frame: LevelFrame) { state.withLock { $0.frames.append(frame) } }
-    func shutDown() { state.withLock { $0.isShutDown = true } }
-
-    var frames: [LevelFrame] { state.withLock { $0.frames } }
-    var isShutDown: Bool { state.withLock { $0.isShutDown } }
-}
 
 /// A sine at `frequency` Hz, mono 44.1 kHz, amplitude 0.5.
 struct Tone: AudioSource {

@@ -1,5 +1,6 @@
 import LightOrganCore
 import LightOrganNetwork
+import LightOrganTestSupport
 import Logging
 import NIOCore
 import NIOEmbedded

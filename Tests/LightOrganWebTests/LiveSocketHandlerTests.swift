@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
 import Testing

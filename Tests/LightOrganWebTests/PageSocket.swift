@@ -1,6 +1,7 @@
 import Foundation
 import LightOrganCore
 import LightOrganNetwork
+import LightOrganTestSupport
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -13,7 +14,7 @@ import Testing
 
 /// One of the page's WebSockets on NIO's embedded channel, with the receiver's own backend behind
 /// it: ``ReceiverControl`` over ``LampSwitchboard`` → ``DelayedOutput`` → ``LampTap`` → a
-/// ``RecordingLamps``, all on the channel's event loop as in the receiver. Messages go in with
+/// ``RecordingOutput``, all on the channel's event loop as in the receiver. Messages go in with
 /// ``send(_:)``; what the handler wrote comes out of ``written()``.
 ///
 /// Use it on the thread that made it, and call ``finish()`` at the end (an embedded channel and
@@ -31,7 +32,7 @@ final class PageSocket {
     static let key = "test-secret-0123456789"
 
     let loop = EmbeddedEventLoop()
-    let output = RecordingLamps()
+    let output = RecordingOutput()
     let switchboard: LampSwitchboard
     let control: ReceiverControl
     let channel: EmbeddedChannel

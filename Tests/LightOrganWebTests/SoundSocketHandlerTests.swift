@@ -1,5 +1,6 @@
 import Foundation
 import LightOrganCore
+import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
 import Testing

@@ -1,8 +1,7 @@
-#if os(Linux)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A second-order IIR section (biquad) in transposed direct form II.

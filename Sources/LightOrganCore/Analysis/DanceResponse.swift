@@ -1,8 +1,7 @@
-#if os(Linux)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Maps the envelopes of the three bands to lamp levels that dance: dark between the beats of a

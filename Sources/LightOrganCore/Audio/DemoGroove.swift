@@ -1,8 +1,7 @@
-#if os(Linux)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A synthesised groove for the demo: kick, snare, hi-hat, a bass line and chord stabs at 120 BPM.

@@ -1,6 +1,5 @@
-#if os(Linux)
+#if canImport(FoundationEssentials)
 public import FoundationEssentials
-import Glibc
 #else
 public import Foundation
 #endif

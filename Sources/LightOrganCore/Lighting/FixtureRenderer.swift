@@ -1,8 +1,7 @@
-#if os(Linux)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Turns frames into the channel values of one target's fixtures: a buffer per universe (DDP:

@@ -1,6 +1,5 @@
-#if os(Linux)
+#if canImport(FoundationEssentials)
 import FoundationEssentials
-import Glibc
 #else
 import Foundation
 #endif

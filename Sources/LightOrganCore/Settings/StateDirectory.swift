@@ -1,8 +1,12 @@
-#if os(Linux)
+#if canImport(FoundationEssentials)
 import FoundationEssentials
-import Glibc
 #else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Where the receiver keeps what it makes and learns at run time: the page's secret, its

@@ -1,8 +1,7 @@
-#if os(Linux)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Turns frames into a strip's pixels: one renderer for a strip on the Pi (``StripEffect``) and

@@ -1,8 +1,12 @@
-#if os(Linux)
+#if canImport(FoundationEssentials)
 import FoundationEssentials
-import Glibc
 #else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The system's own words for why a file operation failed ("no such file or directory",
