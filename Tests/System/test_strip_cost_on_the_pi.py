@@ -45,20 +45,22 @@ def _cost(strip, run):
 
 
 def _threads(strip, run):
-    """{thread name: (user ticks, system ticks)} the receiver's threads used in the run (threads of one name
-    summed)."""
+    """{thread name: (user ticks, system ticks)} the receiver's threads alive at the run's end used in it (threads
+    of one name summed; one started in the run counts whole)."""
     found = strip.pi.said(rf"cost-{run} threads before (.*) after (.*)")
     if not found:
         return {}
 
-    def sums(text):
-        totals = {}
-        for entry in filter(None, text.split(",")):
-            name, user, system, _ = entry.split()
-            totals[name] = tuple(a + int(b) for a, b in zip(totals.get(name, (0, 0)), (user, system)))
-        return totals
-    before, after = sums(found[1]), sums(found[2])
-    return {name: tuple(a - b for a, b in zip(used, before.get(name, (0, 0)))) for name, used in after.items()}
+    def by_thread(text):
+        entries = (entry.split() for entry in text.split(",") if entry)
+        return {thread: (int(user), int(system)) for thread, user, system, _ in entries}
+    before, totals = by_thread(found[1]), {}
+    for thread, (user, system) in by_thread(found[2]).items():
+        user_before, system_before = before.get(thread, (0, 0))
+        name = thread.split(":", 1)[1]
+        totals[name] = (totals.get(name, (0, 0))[0] + user - user_before,
+                        totals.get(name, (0, 0))[1] + system - system_before)
+    return {name: used for name, used in totals.items() if used != (0, 0)}
 
 
 def _pwm_periods(strip, run):
@@ -106,7 +108,8 @@ def test_the_lamps_keep_their_pwm_beside_a_300_pixel_strip(counted_strip_pi, che
     runs = {run: _pwm_periods(strip, run) for run in ("lamps", "strip")}
     if not check(f"{short}: the kernel timed the lamps' PWM in both runs",
                  all(len(periods) >= 1000 for periods in runs.values()),
-                 f"periods {[len(periods) for periods in runs.values()]}"):
+                 f"periods {[len(periods) for periods in runs.values()]}; "
+                 f"{[line for line in strip.pi.lines if ' pwm none' in line or 'gpio_value event' in line]}"):
         return
     hz = {run: 1e6 / statistics.median(periods) for run, periods in runs.items()}
     squeezed = {run: sum(1 for period in periods if period < 500_000 / PWM_HZ) for run, periods in runs.items()}

@@ -75,10 +75,10 @@ cost() {
     set -- "$1" "$2" "$3" "$4" "$5" $(awk '{ print $14, $15 }' "/proc/$1/stat") $(oncpu "$1"); read t1 _ </proc/uptime
     echo "PI: $2 cpu user $(($6 - $3)) system $(($7 - $4)) over $t0 $t1 oncpu $(($8 - $5))"
 }
-# threads PID: "NAME USER SYSTEM ONCPU" of each of PID's threads (ticks, ticks, ns; spaces in NAME as _).
+# threads PID: "TID:NAME USER SYSTEM ONCPU" of each of PID's threads (ticks, ticks, ns; spaces in NAME as _).
 threads() {
     for task in /proc/$1/task/*; do
-        echo "$(tr ' ' _ <$task/comm) $(sed 's/.*) //' $task/stat | awk '{ print $12, $13 }') $(cut -d' ' -f1 $task/schedstat)"
+        echo "${task##*/}:$(tr ' ' _ <$task/comm) $(sed 's/.*) //' $task/stat | awk '{ print $12, $13 }') $(cut -d' ' -f1 $task/schedstat)"
     done | tr '\n' ','
 }
 strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
@@ -103,21 +103,23 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
     tracing=/sys/kernel/tracing
     mount -t tracefs tracefs $tracing
     echo mono >$tracing/trace_clock; echo 8192 >$tracing/buffer_size_kb; echo 0 >$tracing/tracing_on
-    echo 1 >$tracing/events/gpio/gpio_value/enable
+    echo 1 >$tracing/events/gpio/gpio_value/enable || echo "PI: cost gpio_value event: $(ls $tracing/events/gpio 2>&1)"
     pwm() {
         awk -v run="$1" '
             # "37.094553:" is 37094553 µs (joined as text: busybox awk reads "094553" as octal).
             function micros(stamp) { sub(":", "", stamp); split(stamp, part, "."); return (part[1] part[2]) + 0 }
+            /gpio_value:/ && !first { first = $0 }
             $(NF - 3) == "gpio_value:" && $(NF - 1) == "set" {
                 line = $(NF - 2); value = $NF
                 if (value == 1 && last[line] == 0) {
                     for (i = 1; i <= NF; i++) if ($(i + 1) == "gpio_value:") at = micros($i)
-                    if (line in rose) { bucket = int((at - rose[line]) / 250); if (bucket > 80) bucket = 80; count[line "," bucket]++; periods[line]++ }
+                    if (line in rose) { bucket = int((at - rose[line]) / 250); if (bucket > 80) bucket = 80; count[line "," bucket]++; periods[line]++; recorded++ }
                     rose[line] = at
                 }
                 last[line] = value
             }
-            END { for (line in periods) { text = ""; for (b = 0; b <= 80; b++) if ((line "," b) in count) text = text " " b ":" count[line "," b]
+            END { if (!recorded) print "PI: cost-" run " pwm none: " NR " trace lines, the first " first
+                  for (line in periods) { text = ""; for (b = 0; b <= 80; b++) if ((line "," b) in count) text = text " " b ":" count[line "," b]
                                           print "PI: cost-" run " pwm " line " " periods[line] text } }' $tracing/trace
     }
     for run in lamps strip; do
