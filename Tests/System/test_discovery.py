@@ -179,7 +179,7 @@ def test_a_taken_name_becomes_stage_2_and_discover_lists_both(lightorgan, spawn,
           code == 0 and listed == ports and "Stage (2)" in out and "lightorgan-test.local" in out,
           f"ports {sorted(listed)}" if listed == ports else out + err)
     until_stopped = spawn("discover-ctrl-c", "discover", "--timeout", "0", wrapper=avahi_host.wrapper)
-    time.sleep(1.5)
+    wait_for(lambda: len(until_stopped.lines()) >= 3, 1.5)  # the heading and both receivers
     until_stopped.signal(signal.SIGINT)
     code = until_stopped.wait(5)
     check("discover --timeout 0 lists until Ctrl-C, then exits 0",
@@ -242,12 +242,13 @@ def test_after_the_daemon_restarts_the_receiver_is_published_again(spawn, avahi_
 
 def test_a_wled_device_is_listed_and_driven_by_ddp_auto(lightorgan, spawn, avahi_host, stage, check):
     """A WLED device announced as _wled._tcp: discover lists it, and ddp://auto drives it by DNS-SD."""
-    spawn.command("wled-publish", ["avahi-publish", "-s", "wled-kitchen", "_wled._tcp", "80"],
-                  wrapper=avahi_host.wrapper)
+    publisher = spawn.command("wled-publish", ["avahi-publish", "-s", "wled-kitchen", "_wled._tcp", "80"],
+                              wrapper=avahi_host.wrapper)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as ddp:
         ddp.bind(("127.0.0.1", 4048))
         ddp.settimeout(10)
-        time.sleep(1)
+        # avahi-daemon has registered the service (its probing done) when avahi-publish says so.
+        wait_for(lambda: "Established under name" in publisher.output() + publisher.log(), 1)
         code, out, err = discover(lightorgan, avahi_host, "--timeout", "2")
         rows = [line.split() for line in out.splitlines()]
         check("discover lists the WLED device beside the receivers (kind wled)",
@@ -295,7 +296,7 @@ def test_a_sender_is_named_by_its_mdns_name(spawn, avahi_host, check):
 def test_with_every_receiver_stopped_discover_says_none_was_found(lightorgan, avahi_host, stage, check):
     stage.stop()
     for _ in range(3):  # goodbye packets: the records leave the caches about 1 s after them
-        time.sleep(1)
+        time.sleep(1)  # paces the retries: discover itself is the condition
         code, out, err = discover(lightorgan, avahi_host, "--timeout", "1")
         if out == "":
             break

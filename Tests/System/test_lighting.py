@@ -36,9 +36,9 @@ def delivered(recorder, universe, process, since=0.0):
 def every_frame_arrived(recorder, universe, process, seconds):
     """Runs the sender for `seconds`, stops it: (every frame it made arrived once and in order,
     the detail, latencies ms)."""
-    time.sleep(seconds)
+    time.sleep(seconds)  # the frames counted
     process.stop()
-    time.sleep(0.3)
+    wait_for(lambda: recorder.dark(universe), 0.3)  # the stop's dark frame, after every other
     sent, arrived, latencies = delivered(recorder, universe, process)
     inside = [n for n in sent if arrived and arrived[0] <= n <= arrived[-1]]
     in_order = arrived == sorted(arrived) and len(set(arrived)) == len(arrived)
@@ -88,9 +88,10 @@ def test_two_fixtures_on_two_universes_get_the_same_frames(olad, spawn, check, t
     recorder = olad.recorder("two", channels=12)
     process = spawn("two", "send", "--pattern", "counter", "--fps", "100", "--stats-interval", "0",
                     "--config", str(config))
-    time.sleep(5)
+    time.sleep(5)  # the frames counted
     process.stop()
-    time.sleep(0.3)
+    wait_for(lambda: recorder.dark(olad.ola_universe("sacn", 1)) and recorder.dark(olad.ola_universe("sacn", 2)),
+             0.3)  # the stop's dark frame on both universes, after every other
     sent = set(made(process))
     first = [r.counter for r in recorder.records(olad.ola_universe("sacn", 1)) if r.counter]
     back = [r.values[9] << 16 | r.values[10] << 8 | r.values[11]
@@ -117,9 +118,9 @@ def test_art_net_delivers_every_frame_in_order(olad, spawn, check, label, broadc
 def test_default_rate_sends_at_most_44_packets_a_second_of_the_newest_frames(olad, spawn, check):
     recorder = olad.recorder("rate")
     process = sender(spawn, "rate", f"sacn://{olad.address}?gamma=1")
-    time.sleep(5)
+    time.sleep(5)  # the 5 s the rate is measured over
     process.stop()
-    time.sleep(0.3)
+    wait_for(lambda: recorder.dark(olad.ola_universe("sacn", 1)), 0.3)  # the stop's dark frame, after every other
     _, arrived, latencies = delivered(recorder, olad.ola_universe("sacn", 1), process)
     rate = len(arrived) / 5
     ok = 35 <= rate <= 46 and arrived == sorted(arrived) and percentile(latencies, 0.95) < 40
@@ -137,7 +138,7 @@ def test_stop_darkens_the_lamps_and_terminates_the_stream(olad, spawn, check):
     stopped_at = time.monotonic()
     process.signal(signal.SIGTERM)
     process.wait(5)
-    time.sleep(0.3)
+    wait_for(lambda: recorder.dark(olad.ola_universe("sacn", 1)), 0.3)
     records = recorder.records(olad.ola_universe("sacn", 1))
     last = records[-1] if records else None
     dark = last is not None and tuple(last.values[:3]) == (0, 0, 0) and last.time - stopped_at < 0.25
@@ -165,15 +166,22 @@ def test_receiver_forwards_its_lamps_to_sacn(olad, spawn, check, label, extra):
     port = int(lamps.log().split("listening on ")[1].split()[0].rsplit(":", 1)[1]) if ok else 0
     process = spawn("forward-s" + suffix, "send", "--pattern", "counter", "--fps", "100", "--stats-interval", "0",
                     "--host", "127.0.0.1", "--port", str(port))
-    time.sleep(5)
+    time.sleep(5)  # the frames compared
     process.stop()
     stopped = time.monotonic()
-    time.sleep(1.5)
+
+    def after_the_last_lit(records):
+        lit = max((i for i, r in enumerate(records) if r.counter), default=0)
+        return lit, records[lit + 1:]
+
+    def held_dark():
+        _, after = after_the_last_lit(recorder.records(olad.ola_universe("sacn", 1)))
+        return len(after) >= 2 and after[-1].time > stopped + 0.5
+    wait_for(held_dark, 1.5)
     shown = [n for _, n in applied(lamps)]
     records = recorder.records(olad.ola_universe("sacn", 1))
     forwarded = [r.counter for r in records if r.counter]
-    lit = max((i for i, r in enumerate(records) if r.counter), default=0)
-    after = records[lit + 1:]
+    lit, after = after_the_last_lit(records)
     # Dark at once when the sender leaves, then held dark (repeated each second) until released.
     # The lines show every frame; at a rate equal to the frame rate the last one before the sender left can
     # give way to the dark frame that follows it within the same slot (newest wins).
@@ -217,9 +225,11 @@ def test_ddp_strip_gets_every_frame_in_order_by_two_decoders(netns, spawn, check
     listener = DatagramListener()
     try:
         process = sender(spawn, "ddp", f"ddp://127.0.0.1:{listener.port}?rate=250&layout=segments&pixels=600&gamma=1")
-        time.sleep(5)
+        time.sleep(5)  # the frames counted
         process.stop()
-        time.sleep(0.2)
+        # The stop's dark frame (two all-zero packets, the push on the last), after every other.
+        wait_for(lambda: len(listener.packets) >= 2 and decode_ddp(listener.packets[-1][1])["flags"] & 1
+                 and not any(listener.packets[-1][1][10:]) and not any(listener.packets[-2][1][10:]), 0.2)
     finally:
         listener.close()
     ours = [decode_ddp(data) for _, data, _ in listener.packets]

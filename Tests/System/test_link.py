@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from support.processes import ages_ms, applied, free_port, percentile, wait_for
+from support.processes import ages_ms, applied, free_port, frozen, listening, percentile, wait_for
 
 pytestmark = [pytest.mark.timing]
 
@@ -28,11 +28,12 @@ def counter_sender(spawn, name, port, *extra):
 def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
     port = free_port()
     first = receiver(spawn, "restart-r1", port)
-    time.sleep(0.3)
+    wait_for(lambda: listening(port), 0.3)
     sender = counter_sender(spawn, "restart-s", port)
     wait_for(lambda: len(applied(first)) >= 20, 5)
     first.kill()
-    time.sleep(1.5)
+    # The sender has seen the receiver go and met the refused port, which it polls every 0.25 s, before it is back.
+    wait_for(lambda: "lost" in sender.log() and "retrying until it answers" in sender.log(), 1.5)
     second = receiver(spawn, "restart-r2", port)
     restarted = time.monotonic()
     ok = wait_for(lambda: len(applied(second)) >= 1, 3)
@@ -47,17 +48,22 @@ def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
 def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
     port = free_port()
     stopped = receiver(spawn, "stall-r", port)
-    time.sleep(0.3)
+    wait_for(lambda: listening(port), 0.3)
     sender = counter_sender(spawn, "stall-s", port)
     wait_for(lambda: len(applied(stopped)) >= 50, 5)
     rss_before = sender.rss_kib()
     stopped.signal(signal.SIGSTOP)
-    time.sleep(10)
+    # kill(2) returns before the receiver has stopped, and a frame it was applying as it froze is shown only
+    # after SIGCONT, 10 s old: a frame of before the stop, not of the backlog. The frames that count are those
+    # made once every thread of it was stopped.
+    wait_for(lambda: frozen(stopped.pid), 1)
+    froze = time.monotonic()
+    time.sleep(10)  # the stop itself
     rss_during = sender.rss_kib()
     stopped.signal(signal.SIGCONT)
     continued = time.monotonic()
-    time.sleep(0.5)
-    after = ages_ms(stopped, sender, since=continued)
+    time.sleep(0.5)  # the window the frames after the stop are counted in
+    after = ages_ms(stopped, sender, since=continued, made_since=froze)
     check("after a 10 s stop the receiver lives and frames flow", stopped.alive() and len(after) >= 30,
           f"{len(after)} frames in 0.5 s")
     first_ages = ", ".join(f"{age:.2f}" for _, age in after[:3])
@@ -73,7 +79,7 @@ def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
 def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
     port = free_port()
     lamps = receiver(spawn, "kill-r", port, "--timeout", "1")
-    time.sleep(0.3)
+    wait_for(lambda: listening(port), 0.3)
     sender = counter_sender(spawn, "kill-s", port)
     wait_for(lambda: len(applied(lamps)) >= 20, 5)
     sender.signal(signal.SIGKILL)
@@ -87,7 +93,7 @@ def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
 def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
     port = free_port()
     lamps = receiver(spawn, "crowd-r", port)
-    time.sleep(0.3)
+    wait_for(lambda: listening(port), 0.3)
     sender = counter_sender(spawn, "crowd-s", port)
     wait_for(lambda: len(applied(lamps)) >= 50, 5)
     rss_before = lamps.rss_kib()
@@ -116,7 +122,7 @@ def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
     flooder = threading.Thread(target=flood)
     flooder.start()
     try:
-        time.sleep(3)
+        time.sleep(3)  # the 3 s window the frames' ages are measured in
     finally:
         stop.set()
         flooder.join()
@@ -140,7 +146,7 @@ def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
 def test_stalled_client_is_closed_after_the_idle_timeout(spawn, check, netns, count):
     port = free_port()
     lamps = receiver(spawn, "stalled-r", port, "--idle-timeout", "1")
-    time.sleep(0.3)
+    wait_for(lambda: listening(port), 0.3)
     connecting = time.monotonic()  # before the receiver's accept, where its idle clock starts
     with socket.create_connection(("127.0.0.1", port)) as connection:
         connection.sendall(bytes([255] * count))

@@ -108,7 +108,7 @@ def test_interface_picks_the_link_for_multicast_and_broadcast(olad, wrong_link, 
     sacn, artnet = olad.ola_universe("sacn", 1), olad.ola_universe("artnet", 1)
     recorder = olad.recorder("links")
     stray = send_counter(spawn, "default-route", "sacn://multicast?rate=100&gamma=1")
-    time.sleep(2)
+    time.sleep(2)  # 2 s in which olad must get nothing
     stray.stop()
     check("without interface=: multicast follows the default route, and olad gets 0 frames",
           counters(recorder, sacn) == [] and "by the default route's link" in stray.log(), stray.log()[-300:])
@@ -121,9 +121,9 @@ def test_interface_picks_the_link_for_multicast_and_broadcast(olad, wrong_link, 
     ]:
         since = time.clock_gettime(time.CLOCK_MONOTONIC)
         process = send_counter(spawn, label.split()[0] + "-" + ("env" if env else "query") + str(universe), hosts, env=env)
-        time.sleep(3)
+        time.sleep(3)  # the frames counted
         process.stop()
-        time.sleep(0.2)
+        wait_for(lambda: recorder.dark(universe), 0.2)  # the stop's dark frame, after every other
         arrived = counters(recorder, universe, since)
         check(f"{label}: every frame reaches olad on the right link, in order", in_order_and_complete(arrived, process, 3),
               f"{len(arrived)} frames; {process.log()[-300:]}")
@@ -168,7 +168,7 @@ def test_unchanged_data_goes_three_times_then_a_keep_alive_within_every_second(n
         port = lamps.log().split("listening on ")[1].split()[0].rsplit(":", 1)[1]
         feeder = spawn("keepalive-s", "send", "--pattern", "counter", "--fps", "100", "--stats-interval", "0",
                        "--host", "127.0.0.1", "--port", port)
-        time.sleep(1)
+        time.sleep(1)  # the sender's second of frames
         feeder.stop()
         wait_for(lambda: any(decode_e131(d)["terminated"] for _, d, _ in device.packets if decode_e131(d)), 7)
     packets = [(t, decode_e131(d)) for t, d, _ in device.packets]
@@ -226,7 +226,7 @@ def test_artpoll_finds_olad_and_artnet_auto_drives_it(olad, spawn, lightorgan, c
     recorder = olad.recorder("auto")
     process = send_counter(spawn, "artnet-auto", "artnet://auto?universe=1&rate=100&gamma=1")
     found = wait_for(lambda: "found the Art-Net node 10.77.0.2" in process.log(), 6)
-    time.sleep(3)
+    time.sleep(3)  # the frames counted: the last 3 s
     since = time.clock_gettime(time.CLOCK_MONOTONIC) - 3
     process.stop()
     arrived = counters(recorder, olad.ola_universe("artnet", 1), since)

@@ -20,7 +20,8 @@ API
     .recorder(name="recorder", channels=3, universes=None, ready_timeout=10) -> Recorder
     .wrapper                       ["nsenter", "--net=/proc/PID/ns/net"]: run a command beside olad
     .log() -> str, .log_path, .alive() -> bool, .stop(); a context manager too
-  Recorder: .path, .wait_ready(timeout), .records(universe=None) -> [Record], .stop()
+  Recorder: .path, .wait_ready(timeout), .records(universe=None) -> [Record], .dark(universe=None) -> bool,
+    .stop()
   read_records(path, universe=None) -> [Record]
   Record(time, universe, values): CLOCK_MONOTONIC seconds (one clock for every namespace), OLA
     universe, first channel values (channel 1 first); .counter = channels 1-3 as a 24-bit number.
@@ -347,6 +348,12 @@ class Recorder:
     def records(self, universe=None):
         """[Record] so far (all universes, or the OLA universe `universe`)."""
         return read_records(self.path, universe)
+
+    def dark(self, universe=None):
+        """Whether the last record so far (of the OLA universe `universe`) is all off: a stopped sender's
+        last frame, after every lit one (a stream-terminated packet gets no callback of its own)."""
+        records = self.records(universe)
+        return bool(records) and not any(records[-1].values)
 
     def stop(self):
         stop_popen(self.process)

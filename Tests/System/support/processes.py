@@ -136,10 +136,12 @@ def made(sender_process):
     return {int(fields[1]): float(fields[0]) for fields in sender_process.lines() if len(fields) == 2}
 
 
-def ages_ms(receiver_process, sender_process, since=0.0):
-    """[(time applied, age ms)] of every counter frame the receiver applied at or after `since`."""
+def ages_ms(receiver_process, sender_process, since=0.0, made_since=0.0):
+    """[(time applied, age ms)] of every counter frame the receiver applied at or after `since` that the
+    sender made at or after `made_since`."""
     sent = made(sender_process)
-    return [(at, (at - sent[n]) * 1000) for at, n in applied(receiver_process) if n in sent and at >= since]
+    return [(at, (at - sent[n]) * 1000) for at, n in applied(receiver_process)
+            if n in sent and at >= since and sent[n] >= made_since]
 
 
 def percentile(values, share):
@@ -217,6 +219,19 @@ def running(pid):
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def frozen(pid):
+    """Whether every thread of `pid` is stopped (state T, after SIGSTOP): it reads and writes nothing more
+    until SIGCONT. kill(2) returns before a thread running on another CPU has stopped."""
+    states = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as stat:
+                states.append(stat.read().rsplit(")", 1)[1].split()[0])
+        except FileNotFoundError:
+            pass  # the thread ended
+    return bool(states) and all(state == "T" for state in states)
 
 
 def listening(port):
