@@ -28,7 +28,7 @@ def counter_sender(spawn, name, port, *extra):
 def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
     port = free_port()
     first = receiver(spawn, "restart-r1", port)
-    wait_for(lambda: listening(port), 0.3)
+    wait_for(lambda: listening(port), 5)
     sender = counter_sender(spawn, "restart-s", port)
     wait_for(lambda: len(applied(first)) >= 20, 5)
     first.kill()
@@ -48,7 +48,7 @@ def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
 def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
     port = free_port()
     stopped = receiver(spawn, "stall-r", port)
-    wait_for(lambda: listening(port), 0.3)
+    wait_for(lambda: listening(port), 5)
     sender = counter_sender(spawn, "stall-s", port)
     wait_for(lambda: len(applied(stopped)) >= 50, 5)
     rss_before = sender.rss_kib()
@@ -79,7 +79,7 @@ def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
 def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
     port = free_port()
     lamps = receiver(spawn, "kill-r", port, "--timeout", "1")
-    wait_for(lambda: listening(port), 0.3)
+    wait_for(lambda: listening(port), 5)
     sender = counter_sender(spawn, "kill-s", port)
     wait_for(lambda: len(applied(lamps)) >= 20, 5)
     sender.signal(signal.SIGKILL)
@@ -93,7 +93,7 @@ def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
 def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
     port = free_port()
     lamps = receiver(spawn, "crowd-r", port)
-    wait_for(lambda: listening(port), 0.3)
+    wait_for(lambda: listening(port), 5)
     sender = counter_sender(spawn, "crowd-s", port)
     wait_for(lambda: len(applied(lamps)) >= 50, 5)
     rss_before = lamps.rss_kib()
@@ -146,7 +146,7 @@ def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
 def test_stalled_client_is_closed_after_the_idle_timeout(spawn, check, netns, count):
     port = free_port()
     lamps = receiver(spawn, "stalled-r", port, "--idle-timeout", "1")
-    wait_for(lambda: listening(port), 0.3)
+    wait_for(lambda: listening(port), 5)
     connecting = time.monotonic()  # before the receiver's accept, where its idle clock starts
     with socket.create_connection(("127.0.0.1", port)) as connection:
         connection.sendall(bytes([255] * count))

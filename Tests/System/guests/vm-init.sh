@@ -12,6 +12,13 @@ export HOME=/tmp
 export LIGHTORGAN_ANALYSIS_RESPONSE=level
 echo "VM: cards: $(cat /proc/asound/cards | head -1)"
 cd /tmp
+# ticks PID SECONDS: "TICKS over T0 T1", PID's CPU time (user and system, 1/100 s) over SECONDS of uptime.
+ticks() {
+    read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$1/stat; read t0 _ </proc/uptime
+    sleep $2
+    read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$1/stat; read t1 _ </proc/uptime
+    echo "$((u1 + s1 - u0 - s0)) over $t0 $t1"
+}
 # A watcher on each vCPU notes when the busy host did not run it (see gpio-trace.c): the host judges the
 # frame rate and the lit bands where nothing stalled.
 /bin/gpio-trace watch 0 6 alsa-cpu0 >/tmp/alsa-cpu0.txt &
@@ -29,10 +36,7 @@ sender=$!
 sleep 1
 # The stdout receiver's cost here, to compare with the GPIO receiver's below and with the native figure
 # of scripts/bench-link (under TCG emulation CPU time is inflated; this gives the factor).
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
-sleep 2
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
-echo "VM: stdout receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
+echo "VM: stdout receiver cpu ticks $(ticks $receiver 2)"
 kill -TERM $sender; sleep 0.5; kill -TERM $receiver $player; sleep 0.5
 echo "VM: send log: $(grep -o 'input: .*' /tmp/send.log | head -1)"
 echo "VM: send overruns $(grep -c 'capture overrun' /tmp/send.log)"
@@ -135,20 +139,14 @@ kill -TERM $sender; sleep 0.3
 /bin/lightorgan send --host 127.0.0.1 --input demo --port 8182 --quiet &
 sender=$!
 sleep 1.5
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
-sleep 3
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
-echo "VM: gpio receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1 rss $(grep VmRSS /proc/$receiver/status) $(grep Private_Dirty /proc/$receiver/smaps_rollup)"
+echo "VM: gpio receiver cpu ticks $(ticks $receiver 3) rss $(grep VmRSS /proc/$receiver/status) $(grep Private_Dirty /proc/$receiver/smaps_rollup)"
 # A sender that freezes (connection open, no frames): lamps off within receiver.timeout (1 s).
 kill -STOP $sender; sleep 1.6
 echo "VM: gpio lines after a frozen sender $(lines)"
 kill -KILL $sender; sleep 0.3
 echo "VM: gpio lines after the sender stopped $(lines)"
 # Dark lamps, no sender: the PWM thread sleeps until the duties change (no 200 Hz wake-ups).
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u0 s0 _ </proc/$receiver/stat; read t0 _ </proc/uptime
-sleep 2
-read -r _ _ _ _ _ _ _ _ _ _ _ _ _ u1 s1 _ </proc/$receiver/stat; read t1 _ </proc/uptime
-echo "VM: gpio idle receiver cpu ticks $((u1 + s1 - u0 - s0)) over $t0 $t1"
+echo "VM: gpio idle receiver cpu ticks $(ticks $receiver 2)"
 /bin/lightorgan receive --output gpio --chip nosuchchip --port 8183 --quiet 2>/tmp/missing.log
 echo "VM: gpio missing chip $? $(cat /tmp/missing.log)"
 /bin/lightorgan receive --output gpio --chip lightorgan-sim --port 8184 --quiet 2>/tmp/busy.log

@@ -12,6 +12,7 @@ A second host publishes no address records (`publish_addresses=False`): both res
 name conflicts.
 """
 import os
+import socket
 import subprocess
 
 from .namespaces import MountHost
@@ -42,11 +43,20 @@ class AvahiHost:
         return self.mounts.wrapper
 
     def start_bus(self):
-        """Its own `dbus-daemon --system`, returned once its socket exists."""
+        """Its own `dbus-daemon --system`, returned once its socket accepts connections (the file exists from
+        bind(), before listen(): avahi-daemon connecting in between was refused)."""
         self.bus = Process(self.folder, f"dbus-{self.host_name}",
                            ["dbus-daemon", "--system", "--nofork", "--nopidfile"], wrapper=self.wrapper)
         socket_path = self.mounts.path("/run/dbus/system_bus_socket")
-        if not wait_for(lambda: os.path.exists(socket_path) or not self.bus.alive(), 5) or not self.bus.alive():
+
+        def accepting():
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                try:
+                    client.connect(socket_path)
+                    return True
+                except OSError:
+                    return False
+        if not wait_for(lambda: accepting() or not self.bus.alive(), 5) or not self.bus.alive():
             raise RuntimeError(f"dbus-daemon did not start: {self.bus.log()[-300:]}")
 
     def start_avahi(self, wait=True):
