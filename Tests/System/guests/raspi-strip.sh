@@ -109,7 +109,7 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
             # "37.094553:" is 37094553 µs (joined as text: busybox awk reads "094553" as octal).
             function micros(stamp) { sub(":", "", stamp); split(stamp, part, "."); return (part[1] part[2]) + 0 }
             /gpio_value:/ && !first { first = $0 }
-            $(NF - 3) == "gpio_value:" && $(NF - 1) == "set" {
+            NF > 4 && $(NF - 3) == "gpio_value:" && $(NF - 1) == "set" {
                 line = $(NF - 2); value = $NF
                 if (value == 1 && last[line] == 0) {
                     for (i = 1; i <= NF; i++) if ($(i + 1) == "gpio_value:") at = micros($i)
