@@ -64,15 +64,15 @@ def _threads(strip, run):
 
 
 def _pwm_periods(strip, run):
-    """The lamps' PWM periods (rising edge to rising edge, every line), µs, from the guest's histograms of the
-    kernel's timestamps (quarter milliseconds: each period as its bucket's middle)."""
-    periods = []
+    """{GPIO: its periods (rising edge to rising edge), µs} of every line written in the run, from the guest's
+    histograms of the kernel's timestamps (quarter milliseconds: each period as its bucket's middle)."""
+    lines = {}
     for line in strip.pi.lines:
-        if line.startswith(f"cost-{run} pwm "):
-            for bucket in line.split()[4:]:
-                quarter, count = map(int, bucket.split(":"))
-                periods += [(quarter + 0.5) * 250] * count
-    return periods
+        if line.startswith(f"cost-{run} pwm ") and "none" not in line:
+            fields = line.split()
+            lines[fields[2]] = [(quarter + 0.5) * 250 for quarter, count in
+                                (map(int, bucket.split(":")) for bucket in fields[4:]) for _ in range(count)]
+    return lines
 
 
 def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_strip_pi, check, figure):
@@ -105,18 +105,25 @@ def test_the_lamps_keep_their_pwm_beside_a_300_pixel_strip(counted_strip_pi, che
     """The strip must not cost the lamps their timing: their PWM, timed by the kernel (gpio_value), keeps its
     frequency with the strip beside them, and no period is squeezed (shorter than half of one)."""
     strip, short = counted_strip_pi, counted_strip_pi.model.short
-    runs = {run: _pwm_periods(strip, run) for run in ("lamps", "strip")}
+    alone, beside = _pwm_periods(strip, "lamps"), _pwm_periods(strip, "strip")
+    # The lamps' lines are those that ran PWM with the lamps alone (SPI's chip select, GPIO 8, toggles once a
+    # frame beside the strip: not a lamp).
+    lamps = sorted(line for line, periods in alone.items() if len(periods) >= 1000)
+    runs = {"lamps": [p for line in lamps for p in alone[line]],
+            "strip": [p for line in lamps for p in beside.get(line, [])]}
     if not check(f"{short}: the kernel timed the lamps' PWM in both runs",
-                 all(len(periods) >= 1000 for periods in runs.values()),
-                 f"periods {[len(periods) for periods in runs.values()]}; "
+                 len(lamps) >= 2 and all(len(periods) >= 1000 for periods in runs.values()),
+                 f"lines {lamps}, periods {[len(periods) for periods in runs.values()]}; "
                  f"{[line for line in strip.pi.lines if ' pwm none' in line or 'gpio_value event' in line]}"):
         return
     hz = {run: 1e6 / statistics.median(periods) for run, periods in runs.items()}
     squeezed = {run: sum(1 for period in periods if period < 500_000 / PWM_HZ) for run, periods in runs.items()}
-    figure(f"{short}: the lamps' PWM from the kernel's timestamps: alone {hz['lamps']:.0f} Hz over "
-           f"{len(runs['lamps'])} periods, beside {PIXELS} pixels {hz['strip']:.0f} Hz over {len(runs['strip'])}; "
-           f"squeezed periods {squeezed['lamps']} and {squeezed['strip']}")
+    figure(f"{short}: the lamps' PWM from the kernel's timestamps (GPIO {', '.join(lamps)}): alone {hz['lamps']:.0f} "
+           f"Hz over {len(runs['lamps'])} periods, beside {PIXELS} pixels {hz['strip']:.0f} Hz over "
+           f"{len(runs['strip'])}; squeezed periods {squeezed['lamps']} and {squeezed['strip']}")
     check(f"{short}: {PWM_HZ} Hz ± 10 % alone and beside the strip (the median period, 0.25 ms buckets)",
           all(abs(value - PWM_HZ) <= PWM_HZ / 10 for value in hz.values()), f"{hz}")
-    check(f"{short}: no PWM period squeezed below half of {1000 / PWM_HZ:.0f} ms, alone or beside the strip",
-          not any(squeezed.values()), f"{squeezed}")
+    # At most 1 in 1000 periods under half of one, in either run (the catch-up this guards against squeezed 1 in 7;
+    # a lamp's line going from steady to PWM as its level changes may start a period early).
+    check(f"{short}: PWM periods squeezed below half of {1000 / PWM_HZ:.0f} ms: at most 1 in 1000, alone and beside "
+          f"the strip", all(squeezed[run] * 1000 <= len(runs[run]) for run in runs), f"{squeezed}")
