@@ -226,8 +226,9 @@ def test_pwm_keeps_its_grid_beside_two_cpu_hogs(vm, check, figure):
     quiet, quiet_watchers = _trace(vm, "duty")
     if quiet is not None:
         quiet_hz = _frequency(kernel_vm.pwm_periods(quiet, "mid", kernel_vm.disturbed(quiet, quiet_watchers)))[0]
-        check(f"the hogs change the PWM's frequency by at most 10 % ({quiet_hz:.0f} Hz without them, {hz:.0f} with)",
-              quiet_hz > 0 and abs(hz - quiet_hz) <= quiet_hz / 10, f"{quiet_hz:.0f} → {hz:.0f} Hz")
+        # Slower is what busy CPUs would do (late wake-ups stretch periods); faster is a squeeze, bounded above.
+        check(f"the hogs slow the PWM by at most 10 % ({quiet_hz:.0f} Hz without them, sampled; {hz:.0f} with)",
+              quiet_hz > 0 and hz >= 0.9 * quiet_hz, f"{quiet_hz:.0f} → {hz:.0f} Hz")
 
 
 # The PWM's frequency, the median period's: never above the set one by more than 5 % (a squeeze would raise it),
