@@ -40,6 +40,7 @@ def fetch_up_front():
 # The lines are judged for full-on and dark outside 1 s after such a stall.
 LONG_STALL_US, SETTLE_US = 200_000, 1_000_000
 PWM_HZ = 200  # receiver.pwm_frequency's default
+EXPECTED_DUTY = (232 / 255) ** 2.2  # the lit line's level, 232, through the default gamma 2.2
 
 
 class Guest:
@@ -164,11 +165,10 @@ def test_pwm_duty_of_the_lit_line_from_the_kernel_side(vm, check, figure):
     periods = kernel_vm.pwm_periods(trace, "mid", excluded)
     rises = len(kernel_vm.pwm_periods(trace, "mid", [])) + 1
     seconds = (trace.end - trace.start) / 1e6
-    expected = (232 / 255) ** 2.2
+    expected = EXPECTED_DUTY
     # Each period's own duty, and their median: a vCPU stall shorter than the watchers notice (3 ms)
     # still moves an edge of its period, and such periods are outliers either way.
-    duties = sorted(on / (high - low) for low, high, on in periods)
-    measured = duties[len(duties) // 2] if duties else 0
+    measured = _median_duty(periods)
     mean = sum(on for _, _, on in periods) / sum(high - low for low, high, _ in periods) if periods else 0
     clean_hz, squeezed = _frequency(periods)
     figure(f"libgpiod API {vm.api}: GPIO mid duty measured from the kernel side {measured:.3f} (level 232 with "
@@ -209,10 +209,9 @@ def test_pwm_keeps_its_grid_beside_two_cpu_hogs(vm, check, figure):
     trace, watchers = _trace(vm, "loaded")
     periods = kernel_vm.pwm_periods(trace, "mid", kernel_vm.disturbed(trace, watchers))
     seen = len(kernel_vm.pwm_periods(trace, "mid", []))
-    duties = sorted(on / (high - low) for low, high, on in periods)
-    measured = duties[len(duties) // 2] if duties else 0
+    measured = _median_duty(periods)
     hz, squeezed = _frequency(periods)
-    expected = (232 / 255) ** 2.2
+    expected = EXPECTED_DUTY
     figure(f"libgpiod API {vm.api}: PWM beside two CPU hogs, kernel timestamps: {hz:.0f} Hz (set {PWM_HZ}), duty "
            f"{measured:.3f} (set {expected:.3f}), {squeezed} squeezed periods, of {len(periods)} undisturbed of "
            f"{seen} ({trace.samples} writes traced); {len(trace.gaps)} PWM timers fired over 0.5 ms late (the "
@@ -239,6 +238,12 @@ _FREQUENCY_RULE = f"{0.75 * PWM_HZ:.0f}-{1.05 * PWM_HZ:.0f} Hz (the median undis
 
 def _on_grid(hz):
     return 0.75 * PWM_HZ <= hz <= 1.05 * PWM_HZ
+
+
+def _median_duty(periods):
+    """The median of each period's own duty (on / length) of [(from, to, on µs)]; 0 for none."""
+    duties = sorted(on / (high - low) for low, high, on in periods)
+    return duties[len(duties) // 2] if duties else 0
 
 
 def _frequency(periods):
