@@ -39,9 +39,9 @@ def counted_strip_pi(request, tmp_path_factory, boot_files):
 
 
 def _cost(strip, run):
-    """(user ticks, system ticks, seconds, ns on a CPU) of the guest's `cost RUN` line, or None."""
-    found = strip.pi.said(rf"cost {run} cpu user ([0-9]+) system ([0-9]+) over ([0-9.]+) ([0-9.]+) oncpu ([0-9]+)")
-    return (int(found[1]), int(found[2]), float(found[4]) - float(found[3]), int(found[5])) if found else None
+    """(user ticks, system ticks, seconds) of the guest's `cost RUN` line, or None."""
+    found = strip.pi.said(rf"cost {run} cpu user ([0-9]+) system ([0-9]+) over ([0-9.]+) ([0-9.]+)")
+    return (int(found[1]), int(found[2]), float(found[4]) - float(found[3])) if found else None
 
 
 def _threads(strip, run):
@@ -53,7 +53,7 @@ def _threads(strip, run):
 
     def by_thread(text):
         entries = (entry.split() for entry in text.split(",") if entry)
-        return {thread: (int(user), int(system)) for thread, user, system, _ in entries}
+        return {thread: (int(user), int(system)) for thread, user, system in entries}
     before, totals = by_thread(found[1]), {}
     for thread, (user, system) in by_thread(found[2]).items():
         user_before, system_before = before.get(thread, (0, 0))

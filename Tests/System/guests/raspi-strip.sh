@@ -64,21 +64,19 @@ fails() {
     wait $pid; status=$?
     echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
 }
-# oncpu PID: the nanoseconds PID's threads have spent on a CPU (schedstat's first field, summed).
-oncpu() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f", sum }'; }
-# cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1 oncpu NS": PID's CPU time (clock ticks, 1/100 s)
-# over 30 s of guest time, user (lightorgan's own code) and system (the kernel's, the SPI driver's FIFO feeding
-# included) apart, and its threads' time on a CPU as the scheduler counts it (ns, user and system together).
+# cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1": PID's CPU time (clock ticks, 1/100 s) over 30 s
+# of guest time, user (lightorgan's own code) and system (the kernel's, the SPI driver's FIFO feeding included)
+# apart.
 cost() {
-    set -- "$1" "$2" $(awk '{ print $14, $15 }' "/proc/$1/stat") $(oncpu "$1"); read t0 _ </proc/uptime
+    set -- "$1" "$2" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t0 _ </proc/uptime
     sleep 30
-    set -- "$1" "$2" "$3" "$4" "$5" $(awk '{ print $14, $15 }' "/proc/$1/stat") $(oncpu "$1"); read t1 _ </proc/uptime
-    echo "PI: $2 cpu user $(($6 - $3)) system $(($7 - $4)) over $t0 $t1 oncpu $(($8 - $5))"
+    set -- "$1" "$2" "$3" "$4" $(awk '{ print $14, $15 }' "/proc/$1/stat"); read t1 _ </proc/uptime
+    echo "PI: $2 cpu user $(($5 - $3)) system $(($6 - $4)) over $t0 $t1"
 }
-# threads PID: "TID:NAME USER SYSTEM ONCPU" of each of PID's threads (ticks, ticks, ns; spaces in NAME as _).
+# threads PID: "TID:NAME USER SYSTEM" of each of PID's threads (clock ticks; spaces in NAME as _).
 threads() {
     for task in /proc/$1/task/*; do
-        echo "${task##*/}:$(tr ' ' _ <$task/comm) $(sed 's/.*) //' $task/stat | awk '{ print $12, $13 }') $(cut -d' ' -f1 $task/schedstat)"
+        echo "${task##*/}:$(tr ' ' _ <$task/comm) $(sed 's/.*) //' $task/stat | awk '{ print $12, $13 }')"
     done | tr '\n' ','
 }
 strip="--strip-effect segments --strip-brightness 100 --strip-gamma 1"
@@ -130,9 +128,9 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
         sleep 3
         before=$(threads $receiver)
         echo >$tracing/trace; echo 1 >$tracing/tracing_on
-        mark cost-$run; cost $receiver "cost $run"; mark cost-$run-end
+        mark cost-$run; cost $receiver "cost $run"; after=$(threads $receiver); mark cost-$run-end
         echo 0 >$tracing/tracing_on; pwm $run
-        echo "PI: cost-$run threads before $before after $(threads $receiver)"
+        echo "PI: cost-$run threads before $before after $after"
         echo "PI: cost-$run interrupts $(grep -E 'spi|arch_timer' /proc/interrupts | tr -s ' ' | tr '\n' '/')"
         kill -TERM $sender; wait $sender
         kill -TERM $receiver; wait $receiver
