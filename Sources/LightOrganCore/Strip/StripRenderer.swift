@@ -169,16 +169,21 @@ public struct StripRenderer: Sendable {
         }
     }
 
-    /// Copies each distance step's bytes to the pixels at that distance from the centre.
+    /// Copies each distance step's bytes to the pixels at that distance from the centre: the
+    /// steps in order on the centre's right (pixel `count - stepCount + k` is step `k`), mirrored on
+    /// its left (pixel `p` below `count / 2` is step `stepCount - 1 - p`).
     private mutating func drawSteps() {
-        let steps = self.steps
-        stepBytes.withUnsafeBufferPointer { stepBytes in
+        let count = self.count, stepCount = self.stepCount
+        stepBytes.withUnsafeBufferPointer { steps in
             pixels.withUnsafeMutableBufferPointer { pixels in
-                for pixel in 0..<count {
-                    let step = 3 * steps[pixel]
-                    pixels[3 * pixel] = stepBytes[step]
-                    pixels[3 * pixel + 1] = stepBytes[step + 1]
-                    pixels[3 * pixel + 2] = stepBytes[step + 2]
+                let steps = steps.baseAddress!, pixels = pixels.baseAddress!
+                (pixels + 3 * (count - stepCount)).update(from: steps, count: 3 * stepCount)
+                var from = steps + 3 * (stepCount - 1)
+                for pixel in 0..<count / 2 {
+                    pixels[3 * pixel] = from[0]
+                    pixels[3 * pixel + 1] = from[1]
+                    pixels[3 * pixel + 2] = from[2]
+                    from -= 3
                 }
             }
         }
@@ -201,35 +206,40 @@ public struct StripRenderer: Sendable {
     }
 
     /// Each distance step shows the colour of `step / steps × scrollTravel` seconds ago (the newest
-    /// frame at least that old), faded exponentially toward ``scrollEndLight`` at the ends.
+    /// frame at least that old), faded exponentially toward ``scrollEndLight`` at the ends; a step
+    /// older than the whole history is dark, and so is every step beyond it.
     ///
     /// One walk back through the history for all the steps (each step is further in the past than
-    /// the one before), on raw buffers: this runs for every frame on every pixel of the strip.
+    /// the one before), on raw pointers: this runs for every frame on every pixel of the strip.
     private mutating func drawScroll() {
         let historyCount = self.historyCount, newestIndex = historyEnd - 1
         history.withUnsafeBufferPointer { history in
             scrollDelays.withUnsafeBufferPointer { delays in
                 scrollFactors.withUnsafeBufferPointer { factors in
                     stepBytes.withUnsafeMutableBufferPointer { bytes in
-                        /// The entry `back` frames before the newest.
-                        func entry(_ back: Int) -> (time: Int64, color: FixedLight) {
-                            let index = newestIndex - back
-                            return history[index < 0 ? index + history.count : index]
-                        }
-                        let newest = entry(0).time
-                        var back = 0
-                        var found = entry(0)
-                        for step in 0..<delays.count {
+                        let ring = history.count
+                        var index = newestIndex < 0 ? ring - 1 : newestIndex
+                        var older = historyCount - 1  // entries before `found`
+                        var found = history[index]
+                        let newest = found.time
+                        var out = bytes.baseAddress!
+                        var step = 0
+                        while step < delays.count {
                             let wanted = newest - delays[step]
-                            while back < historyCount - 1, found.time > wanted {
-                                back += 1
-                                found = entry(back)
+                            while found.time > wanted, older > 0 {
+                                index = index == 0 ? ring - 1 : index - 1
+                                found = history[index]
+                                older -= 1
                             }
-                            let color = found.time <= wanted ? Self.bytes(found.color, times: factors[step]) : (0, 0, 0)
-                            bytes[3 * step] = color.0
-                            bytes[3 * step + 1] = color.1
-                            bytes[3 * step + 2] = color.2
+                            guard found.time <= wanted else { break }
+                            let factor = factors[step]
+                            out[0] = Self.byte(found.color.red, factor)
+                            out[1] = Self.byte(found.color.green, factor)
+                            out[2] = Self.byte(found.color.blue, factor)
+                            out += 3
+                            step += 1
                         }
+                        out.update(repeating: 0, count: 3 * (delays.count - step))
                     }
                 }
             }
@@ -297,6 +307,7 @@ public struct StripRenderer: Sendable {
         (byte(color.red, factor), byte(color.green, factor), byte(color.blue, factor))
     }
 
+    @inline(__always)
     private static func byte(_ light: UInt32, _ factor: UInt64) -> UInt8 {
         UInt8(min((UInt64(light) &* factor &+ 0x8000_0000) >> 32, 255))
     }

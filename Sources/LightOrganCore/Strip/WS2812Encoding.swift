@@ -14,11 +14,14 @@ public enum WS2812Encoding {
     /// Zero bytes after the pixels: 90 × 8 bits at 2.4 MHz = 300 µs low.
     public static let resetBytes = 90
 
-    /// The 3 SPI bytes of each LED byte, as the low 24 bits.
+    /// The 3 SPI bytes of each LED byte as they lie in memory, then a zero byte: stored as one
+    /// 4-byte word, the first three are the LED byte's and the fourth is overwritten by the next
+    /// (or is the first reset byte, zero anyway).
     static let table: [UInt32] = (0...255).map { value in
         var bits: UInt32 = 0
         for bit in (0..<8).reversed() { bits = bits << 3 | (value >> bit & 1 == 1 ? 0b110 : 0b100) }
-        return bits
+        let inMemoryOrder = (bits >> 16) | (bits >> 8 & 0xFF) << 8 | (bits & 0xFF) << 16
+        return inMemoryOrder.littleEndian
     }
 
     /// SPI bytes of one frame of `pixels` pixels of `channels` colours each, reset included.
@@ -39,24 +42,26 @@ public enum WS2812Encoding {
         let pixels = rgb.count / 3
         let channels = order.channels.count
         let wire = (order.channels[0], order.channels[1], order.channels[2], channels == 4 ? order.channels[3] : 0)
+        precondition(spi.count == frameBytes(pixels: pixels, channels: channels), "one frame's bytes")
         table.withUnsafeBufferPointer { table in
             rgb.withUnsafeBufferPointer { rgb in
-                spi.withUnsafeMutableBufferPointer { spi in
-                    var out = 0
-                    /// Puts the 3 SPI bytes of `value` at `out`.
-                    func put(_ value: UInt8) {
-                        let bits = table[Int(value)]
-                        spi[out] = UInt8(truncatingIfNeeded: bits >> 16)
-                        spi[out + 1] = UInt8(truncatingIfNeeded: bits >> 8)
-                        spi[out + 2] = UInt8(truncatingIfNeeded: bits)
+                spi.withUnsafeMutableBytes { spi in
+                    let rgb = rgb.baseAddress!, table = table.baseAddress!
+                    var out = spi.baseAddress!
+                    /// Puts the 3 SPI bytes of `value` at `out` (and a zero after them, which the
+                    /// next value or the reset covers: the reset is never empty).
+                    @inline(__always) func put(_ value: UInt8) {
+                        out.storeBytes(of: table[Int(value)], as: UInt32.self)
                         out += 3
                     }
                     if channels == 3 {
                         // Each pixel's bytes straight from the wire order's offsets.
-                        for pixel in 0..<pixels {
-                            put(rgb[3 * pixel + wire.0])
-                            put(rgb[3 * pixel + wire.1])
-                            put(rgb[3 * pixel + wire.2])
+                        var pixel = rgb
+                        for _ in 0..<pixels {
+                            put(pixel[wire.0])
+                            put(pixel[wire.1])
+                            put(pixel[wire.2])
+                            pixel += 3
                         }
                     }
                     for pixel in 0..<(channels == 4 ? pixels : 0) {
@@ -76,10 +81,8 @@ public enum WS2812Encoding {
                         put(color(wire.2))
                         put(color(wire.3))
                     }
-                    while out < spi.count {
-                        spi[out] = 0
-                        out += 1
-                    }
+                    let end = spi.baseAddress! + spi.count
+                    out.initializeMemory(as: UInt8.self, repeating: 0, count: end - out)
                 }
             }
         }
