@@ -1,4 +1,6 @@
+import Foundation
 import LightOrganCore
+import LightOrganTestSupport
 import Testing
 
 /// The pixel (red, green, blue) at `index` of a renderer's pixels.
@@ -62,6 +64,60 @@ struct StripRendererTests {
             renderer.render(.off, at: time)
         }
         #expect(renderer.pixels.allSatisfy { $0 == 0 })
+    }
+
+    @Test(
+        "scroll: every pixel is the frame of its delay, faded, on both sides, on strips odd and even",
+        arguments: [1, 2, 3, 4, 5, 31, 300])
+    func scrollAgainstReference(pixels: Int) {
+        let palette = Palette(parsing: "#ff8000, #00ffc0, #4040ff")!
+        let gamma = 2.2, brightness: Float = 0.7
+        var renderer = StripRenderer(
+            pixels: pixels, effect: .scroll, palette: palette, gamma: gamma, brightness: brightness)
+        var random = SplitMix64(seed: UInt64(pixels))
+        var shown: [(micros: Int64, frame: LevelFrame)] = []
+        var micros: Int64 = 0
+        while micros < 1_600_000 {
+            // About 100 frames a second, jittered, with a gap of 0.3 s in the middle.
+            micros += micros > 600_000 && micros < 610_000 ? 300_000 : 7_000 + Int64(random.next() % 6_000)
+            let frame = LevelFrame(
+                bass: UInt8(random.next() % 256), mid: UInt8(random.next() % 256), treble: UInt8(random.next() % 256))
+            shown.append((micros, frame))
+            renderer.render(frame, at: Double(micros) / 1e6)
+            let expected = Self.referenceScroll(
+                pixels: pixels, shown: shown, palette: palette, gamma: gamma, brightness: brightness)
+            let apart = zip(renderer.pixels, expected).map { abs(Int($0) - Int($1)) }
+            #expect(apart.allSatisfy { $0 <= 1 }, "\(pixels) pixels at \(micros) µs: \(renderer.pixels) against \(expected)")
+            if apart.contains(where: { $0 > 1 }) { return }
+        }
+    }
+
+    /// Scroll's pixels computed the plain way, in floating point, pixel by pixel.
+    static func referenceScroll(
+        pixels: Int, shown: [(micros: Int64, frame: LevelFrame)], palette: Palette, gamma: Double, brightness: Float
+    ) -> [UInt8] {
+        let steps = (pixels + 1) / 2
+        let newest = shown.last!.micros
+        var bytes: [UInt8] = []
+        for pixel in 0..<pixels {
+            let step = abs(2 * pixel - (pixels - 1)) / 2
+            let delay = Int64(step) * Int64(StripRenderer.scrollTravel * 1e6) / Int64(max(1, steps - 1))
+            guard let (_, frame) = shown.last(where: { $0.micros <= newest - delay }) else {
+                bytes += [0, 0, 0]
+                continue
+            }
+            let levels = [frame.bass, frame.mid, frame.treble].map { pow(Double($0) / 255, gamma) }
+            let fade = pow(Double(StripRenderer.scrollEndLight), Double(step) / Double(max(1, steps - 1)))
+            for channel in 0..<3 {
+                var light = 0.0
+                for band in 0..<3 {
+                    let color = palette.colors[band]
+                    light += Double([color.red, color.green, color.blue][channel]) / 255 * levels[band]
+                }
+                bytes.append(UInt8((min(light, 1) * fade * Double(brightness) * 255).rounded()))
+            }
+        }
+        return bytes
     }
 
     @Test("energy: each band's bar grows from the centre to the ends with its level", arguments: [30, 300])
