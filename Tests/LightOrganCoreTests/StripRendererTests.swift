@@ -88,7 +88,8 @@ struct StripRendererTests {
                 pixels: pixels, shown: shown, palette: palette, gamma: gamma, brightness: brightness)
             let apart = zip(renderer.pixels, expected).map { abs(Int($0) - Int($1)) }
             #expect(
-                apart.allSatisfy { $0 <= 1 }, "\(pixels) pixels at \(micros) µs: \(renderer.pixels) against \(expected)")
+                apart.allSatisfy { $0 <= 1 }, "\(pixels) pixels at \(micros) µs: \(renderer.pixels) against \(expected)"
+            )
             if apart.contains(where: { $0 > 1 }) { return }
         }
     }
