@@ -38,7 +38,7 @@ struct LightingScheduleTests {
         #expect(show(.off, &schedule, at: 0) == .ignored)
         #expect(schedule.isReleased)
         let first = show(lit, &schedule, at: 10)
-        #expect(first == LightingSchedule.ShowDecision(sendNow: true, wakeThread: true, litAgain: false))
+        #expect(first.sendNow && first.wakeThread && !first.litAgain)
         #expect(!schedule.isReleased && schedule.hasStreamed)
     }
 
@@ -123,9 +123,8 @@ struct LightingScheduleTests {
         // Asleep until the keep-alive at 1000 ms.
         #expect(schedule.threadSleeps(resolveAt: at(60_000)) == at(1000))
         // Two lit frames take the credit the quiet time left; neither wakes the thread.
-        #expect(
-            show(brighter, &schedule, at: 210)
-                == LightingSchedule.ShowDecision(sendNow: true, wakeThread: false, litAgain: false))
+        let brighterDecision = show(brighter, &schedule, at: 210)
+        #expect(brighterDecision.sendNow && !brighterDecision.wakeThread && !brighterDecision.litAgain)
         #expect(!show(lit, &schedule, at: 211).wakeThread)
         let dark = show(.off, &schedule, at: 212)
         #expect(!dark.sendNow && dark.wakeThread, "kept for its slot: the thread must flush it within 60 ms")

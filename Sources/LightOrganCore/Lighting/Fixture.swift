@@ -109,12 +109,6 @@ public struct LampColor: Sendable, Equatable {
     public var green: UInt8
     public var blue: UInt8
 
-    public init(red: UInt8, green: UInt8, blue: UInt8) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-    }
-
     /// Colours known by name.
     public static let names: [String: LampColor] = [
         "red": .init(red: 255, green: 0, blue: 0), "green": .init(red: 0, green: 255, blue: 0),
@@ -123,7 +117,9 @@ public struct LampColor: Sendable, Equatable {
         "yellow": .init(red: 255, green: 255, blue: 0), "cyan": .init(red: 0, green: 255, blue: 255),
         "magenta": .init(red: 255, green: 0, blue: 255), "purple": .init(red: 128, green: 0, blue: 255),
     ]
+}
 
+extension LampColor {
     /// `#ff8000`, `ff8000` or a name from ``names``.
     public init?(parsing text: String) {
         let lowered = text.lowercased()

@@ -77,12 +77,6 @@ public struct LightingSchedule: Sendable {
         /// The lamps lit again after the target was let go (not the first lit frame).
         public var litAgain: Bool
 
-        public init(sendNow: Bool, wakeThread: Bool, litAgain: Bool) {
-            self.sendNow = sendNow
-            self.wakeThread = wakeThread
-            self.litAgain = litAgain
-        }
-
         /// Nothing to send or wake: a dark frame while released.
         public static let ignored = ShowDecision(sendNow: false, wakeThread: false, litAgain: false)
     }
