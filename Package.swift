@@ -194,7 +194,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LightOrganOutputTests",
-            dependencies: ["LightOrganCore", "LightOrganOutput"],
+            dependencies: ["LightOrganCore", "LightOrganOutput", "LightOrganTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -55,7 +55,7 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
     }
 
     public func write(rgb: [UInt8]) throws(StripError) {
-        WS2812Encoding.encode(rgb: rgb, order: order, into: &spi)
+        Self.encode(rgb: rgb, order: order, into: &spi)
         let sent = spi.withUnsafeBufferPointer {
             lightorgan_spi_write(fd, $0.baseAddress, $0.count, UInt32(WS2812Encoding.clockHz))
         }
@@ -70,6 +70,25 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
     }
 
     public func close() { Glibc.close(fd) }
+
+    /// The frame's SPI bytes: ``WS2812Encoding``'s, RGB strips through the C encoder (NEON on
+    /// arm64, 16 pixels at a time: the strip writer's main work), RGBW through the core's. The
+    /// reset's zeros after the pixels are written only once, when the buffer is made.
+    public static func encode(rgb: [UInt8], order: ColorOrder, into spi: inout [UInt8]) {
+        let channels = order.channels
+        guard channels.count == 3 else {
+            WS2812Encoding.encode(rgb: rgb, order: order, into: &spi)
+            return
+        }
+        precondition(spi.count == WS2812Encoding.frameBytes(pixels: rgb.count / 3, channels: 3), "one frame's bytes")
+        rgb.withUnsafeBufferPointer { rgb in
+            spi.withUnsafeMutableBufferPointer { spi in
+                lightorgan_ws2812_encode_rgb(
+                    rgb.baseAddress, rgb.count / 3, UInt32(channels[0]), UInt32(channels[1]), UInt32(channels[2]),
+                    spi.baseAddress)
+            }
+        }
+    }
 
     /// spidev's transfer limit, bytes (nil when the module does not say: spidev not loaded).
     static func transferLimit() -> Int? {

@@ -63,8 +63,8 @@ public struct StripRenderer: Sendable {
     /// The brightness limit as a factor from light to bytes (``byteFactor(_:)``).
     private var brightnessFactor: UInt64 = 0
     /// scroll: each step's fade toward the ends times the brightness limit, factors from light to
-    /// bytes with 24 fraction bits (``scrollFactor(_:)``).
-    private var scrollFactors: [UInt32] = []
+    /// bytes with 24 fraction bits (``scrollFactor(_:)``), one a channel.
+    private var scrollFactors: [SIMD4<UInt32>] = []
     /// scroll: how far back in time each step shows, microseconds.
     private let scrollDelays: [Int64]
     /// scroll: the mixed colours of past frames (unscaled by the brightness limit; red, green,
@@ -195,7 +195,9 @@ public struct StripRenderer: Sendable {
         let limit = min(max(brightness, 0), 1)
         brightnessFactor = Self.byteFactor(Double(limit))
         let fadePerStep = log(Double(Self.scrollEndLight)) / Double(max(1, stepCount - 1))
-        scrollFactors = (0..<stepCount).map { Self.scrollFactor(exp(fadePerStep * Double($0)) * Double(limit)) }
+        scrollFactors = (0..<stepCount).map {
+            SIMD4(repeating: Self.scrollFactor(exp(fadePerStep * Double($0)) * Double(limit)))
+        }
     }
 
     // MARK: scroll
@@ -215,9 +217,10 @@ public struct StripRenderer: Sendable {
     /// frame for (about 1.5 steps a frame at 100 frames a second); a step's three bytes made at
     /// once in a vector (light × factor, rounded, the top byte) and stored straight into both its
     /// pixels, right of the centre (pixel `count - stepCount + step`) and mirrored left of it
-    /// (pixel `stepCount - 1 - step`, below `count / 2`). Each store is 4 bytes wide; its spare byte
-    /// lands on a pixel written after it (the next step's on the right, the one before on the
-    /// left), so the last step is stored byte by byte.
+    /// (pixel `stepCount - 1 - step`, below `count / 2`). Each store is one 4-byte word (the left
+    /// one rotated by a byte); its spare byte lands on a pixel written after it (the next step's on
+    /// the right, the one before on the left), so the last step is stored byte by byte. On an odd
+    /// strip step 0's left store writes the centre pixel, the same bytes as its right one.
     private mutating func drawScroll() {
         let count = self.count, stepCount = self.stepCount, historyCount = self.historyCount
         let firstLeftStep = stepCount - count / 2  // an odd strip's centre pixel is step 0's alone
@@ -227,9 +230,11 @@ public struct StripRenderer: Sendable {
                     pixels.withUnsafeMutableBufferPointer { pixels in
                         let right = pixels.baseAddress! + 3 * (count - stepCount)
                         let left = pixels.baseAddress! + 3 * (stepCount - 1)  // step 0's mirror
-                        /// The bytes of `color` at `step`'s fade.
-                        @inline(__always) func bytes(_ color: SIMD4<UInt32>, _ step: Int) -> SIMD4<UInt8> {
-                            SIMD4<UInt8>(truncatingIfNeeded: (color &* factors[step] &+ 0x80_0000) &>> 24)
+                        /// The bytes of `color` at `step`'s fade: red, green, blue, 0 from the lowest
+                        /// address as a little-endian word.
+                        @inline(__always) func bytes(_ color: SIMD4<UInt32>, _ step: Int) -> UInt32 {
+                            let lanes = SIMD4<UInt8>(truncatingIfNeeded: (color &* factors[step] &+ 0x80_0000) &>> 24)
+                            return unsafeBitCast(lanes, to: UInt32.self)
                         }
                         var index = historyEnd == 0 ? history.count - 1 : historyEnd - 1
                         let newest = history[index].time
@@ -240,19 +245,18 @@ public struct StripRenderer: Sendable {
                             let age = newest - entry.time
                             while step < lastStep, delays[step] <= age {
                                 let lit = bytes(entry.color, step)
-                                UnsafeMutableRawPointer(right + 3 * step).storeBytes(of: lit, as: SIMD4<UInt8>.self)
-                                if step >= firstLeftStep {
-                                    let shifted = SIMD4(lit[3], lit[0], lit[1], lit[2])
-                                    UnsafeMutableRawPointer(left - 3 * step - 1).storeBytes(
-                                        of: shifted, as: SIMD4<UInt8>.self)
-                                }
+                                UnsafeMutableRawPointer(right + 3 * step).storeBytes(of: lit, as: UInt32.self)
+                                // (0, red, green, blue) from one byte lower.
+                                UnsafeMutableRawPointer(left - 3 * step - 1).storeBytes(
+                                    of: lit << 8 | lit >> 24, as: UInt32.self)
                                 step += 1
                             }
                             if step == lastStep, delays[lastStep] <= age {
                                 let lit = bytes(entry.color, lastStep)
                                 for channel in 0..<3 {
-                                    right[3 * lastStep + channel] = lit[channel]
-                                    if lastStep >= firstLeftStep { left[channel - 3 * lastStep] = lit[channel] }
+                                    let byte = UInt8(truncatingIfNeeded: lit >> (8 * channel))
+                                    right[3 * lastStep + channel] = byte
+                                    if lastStep >= firstLeftStep { left[channel - 3 * lastStep] = byte }
                                 }
                                 return
                             }
