@@ -68,9 +68,12 @@ public struct StripRenderer: Sendable {
     /// scroll: how far back in time each step shows, microseconds.
     private let scrollDelays: [Int64]
     /// scroll: the mixed colours of past frames (unscaled by the brightness limit; red, green,
-    /// blue, 0, each 0…65535) and their times in microseconds, a ring.
+    /// blue, 0, each 0…65535) and their times in microseconds, a ring of ``historyMask`` + 1.
     private var history: [(time: Int64, color: SIMD4<UInt32>)]
     private var historyEnd = 0
+    /// The history's size less one: a power of two less one, so that an index wraps with a mask
+    /// (1,024 frames: 10 s at 100 frames a second, far more than ``scrollTravel``).
+    private static let historyMask = 1023
     private var historyCount = 0
     /// flash: the envelope's peak time and the bass levels of the onset window, a ring.
     private var lastOnset = -Double.infinity
@@ -99,7 +102,7 @@ public struct StripRenderer: Sendable {
         stepBytes = [UInt8](repeating: 0, count: 3 * stepCount)
         let travel = Int64((Self.scrollTravel * 1e6).rounded())
         scrollDelays = (0..<stepCount).map { Int64($0) * travel / Int64(max(1, stepCount - 1)) }
-        history = Array(repeating: (0, .zero), count: 1024)
+        history = Array(repeating: (0, .zero), count: Self.historyMask + 1)
         recentBass = Array(repeating: (0, 0), count: 64)
         scaleTables()
     }
@@ -230,29 +233,33 @@ public struct StripRenderer: Sendable {
                     pixels.withUnsafeMutableBufferPointer { pixels in
                         let right = pixels.baseAddress! + 3 * (count - stepCount)
                         let left = pixels.baseAddress! + 3 * (stepCount - 1)  // step 0's mirror
-                        /// The bytes of `color` at `step`'s fade: red, green, blue, 0 from the lowest
+                        /// The bytes of `color` at `factor`: red, green, blue, 0 from the lowest
                         /// address as a little-endian word.
-                        @inline(__always) func bytes(_ color: SIMD4<UInt32>, _ step: Int) -> UInt32 {
-                            let lanes = SIMD4<UInt8>(truncatingIfNeeded: (color &* factors[step] &+ 0x80_0000) &>> 24)
+                        @inline(__always) func bytes(_ color: SIMD4<UInt32>, _ factor: SIMD4<UInt32>) -> UInt32 {
+                            let lanes = SIMD4<UInt8>(truncatingIfNeeded: (color &* factor &+ 0x80_0000) &>> 24)
                             return unsafeBitCast(lanes, to: UInt32.self)
                         }
-                        var index = historyEnd == 0 ? history.count - 1 : historyEnd - 1
+                        // Pointers that move with the step (no index arithmetic to check in the loop).
+                        let firstDelay = delays.baseAddress!, lastDelay = firstDelay + (stepCount - 1)
+                        var delay = firstDelay, factor = factors.baseAddress!
+                        var rightWord = UnsafeMutableRawPointer(right), leftWord = UnsafeMutableRawPointer(left - 1)
+                        var index = (historyEnd &- 1) & Self.historyMask
                         let newest = history[index].time
-                        let lastStep = stepCount - 1
-                        var step = 0
                         for _ in 0..<historyCount {
                             let entry = history[index]
-                            let age = newest - entry.time
-                            while step < lastStep, delays[step] <= age {
-                                let lit = bytes(entry.color, step)
-                                UnsafeMutableRawPointer(right + 3 * step).storeBytes(of: lit, as: UInt32.self)
+                            let age = newest &- entry.time
+                            while delay < lastDelay, delay.pointee <= age {
+                                let lit = bytes(entry.color, factor.pointee)
+                                rightWord.storeBytes(of: lit, as: UInt32.self)
                                 // (0, red, green, blue) from one byte lower.
-                                UnsafeMutableRawPointer(left - 3 * step - 1).storeBytes(
-                                    of: lit << 8 | lit >> 24, as: UInt32.self)
-                                step += 1
+                                leftWord.storeBytes(of: lit << 8 | lit >> 24, as: UInt32.self)
+                                rightWord += 3
+                                leftWord -= 3
+                                delay += 1
+                                factor += 1
                             }
-                            if step == lastStep, delays[lastStep] <= age {
-                                let lit = bytes(entry.color, lastStep)
+                            if delay == lastDelay, delay.pointee <= age {
+                                let lit = bytes(entry.color, factor.pointee), lastStep = stepCount - 1
                                 for channel in 0..<3 {
                                     let byte = UInt8(truncatingIfNeeded: lit >> (8 * channel))
                                     right[3 * lastStep + channel] = byte
@@ -260,8 +267,9 @@ public struct StripRenderer: Sendable {
                                 }
                                 return
                             }
-                            index = index == 0 ? history.count - 1 : index - 1
+                            index = (index &- 1) & Self.historyMask
                         }
+                        let step = delay - firstDelay
                         // No frame is old enough for the steps from here on: dark to both ends.
                         (right + 3 * step).update(repeating: 0, count: 3 * (stepCount - step))
                         let leftDark = max(0, stepCount - max(step, firstLeftStep))
