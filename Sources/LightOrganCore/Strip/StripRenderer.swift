@@ -16,7 +16,7 @@ import Darwin
 /// Cost: a frame's colours are mixed once in floating point; the per-pixel work (scroll's history
 /// and fade, energy's bars, the brightness limit, the bytes) is integer arithmetic on light in
 /// 1/65535 steps, a pixel's three channels at once in a vector where it runs on every pixel, so a
-/// 300-pixel scroll costs about 7,000 instructions a frame (floating point is what a CPU without an
+/// 300-pixel scroll costs about 4,300 instructions a frame (floating point is what a CPU without an
 /// FPU, or an emulator, pays most for).
 public struct StripRenderer: Sendable {
     /// Seconds a colour of `scroll` takes from the centre to the ends.
