@@ -54,11 +54,11 @@ public struct StripRenderer: Sendable {
     private let colors: [SIMD3<Float>]
     /// The palette's colours as linear light, 0…65535 a channel.
     private let fixedColors: [FixedLight]
-    /// Each pixel's distance from the centre in steps (0 at the centre), and the steps there are.
-    private let steps: [Int]
+    /// Distance steps from the centre to an end: pixel `count - stepCount + k` right of the centre
+    /// and pixel `stepCount - 1 - k` left of it (below `count / 2`) are step `k`.
     private let stepCount: Int
-    /// Bytes (red, green, blue) of each distance step, drawn by scroll and energy and copied to
-    /// the step's pixels.
+    /// energy: bytes (red, green, blue) of each distance step, copied to the step's pixels
+    /// (``drawSteps()``).
     private var stepBytes: [UInt8]
     /// The brightness limit as a factor from light to bytes (``byteFactor(_:)``).
     private var brightnessFactor: UInt64 = 0
@@ -96,7 +96,6 @@ public struct StripRenderer: Sendable {
         fixedColors = palette.colors.map {
             FixedLight(UInt32($0.red) * 257, UInt32($0.green) * 257, UInt32($0.blue) * 257)
         }
-        steps = (0..<count).map { abs(2 * $0 - (count - 1)) / 2 }
         let stepCount = (count + 1) / 2
         self.stepCount = stepCount
         stepBytes = [UInt8](repeating: 0, count: 3 * stepCount)
@@ -207,7 +206,7 @@ public struct StripRenderer: Sendable {
 
     private mutating func remember(_ color: FixedLight, at time: Int64) {
         history[historyEnd] = (time, SIMD4(color.red, color.green, color.blue, 0))
-        historyEnd = (historyEnd + 1) % history.count
+        historyEnd = (historyEnd + 1) & Self.historyMask
         historyCount = min(historyCount + 1, history.count)
     }
 
