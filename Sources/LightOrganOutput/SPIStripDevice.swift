@@ -71,9 +71,8 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
 
     public func close() { Glibc.close(fd) }
 
-    /// The frame's SPI bytes: ``WS2812Encoding``'s, RGB strips through the C encoder (NEON on
-    /// arm64, 16 pixels at a time: the strip writer's main work), RGBW through the core's. The
-    /// reset's zeros after the pixels are written only once, when the buffer is made.
+    /// The frame's SPI bytes, reset included: ``WS2812Encoding``'s, RGB strips through the C encoder
+    /// (NEON on arm64, 16 pixels at a time: the strip writer's main work), RGBW through the core's.
     public static func encode(rgb: [UInt8], order: ColorOrder, into spi: inout [UInt8]) {
         let channels = order.channels
         guard channels.count == 3 else {
@@ -83,9 +82,11 @@ public final class SPIStripDevice: StripDevice, @unchecked Sendable {
         precondition(spi.count == WS2812Encoding.frameBytes(pixels: rgb.count / 3, channels: 3), "one frame's bytes")
         rgb.withUnsafeBufferPointer { rgb in
             spi.withUnsafeMutableBufferPointer { spi in
+                let pixelBytes = 9 * (rgb.count / 3)
                 lightorgan_ws2812_encode_rgb(
                     rgb.baseAddress, rgb.count / 3, UInt32(channels[0]), UInt32(channels[1]), UInt32(channels[2]),
                     spi.baseAddress)
+                (spi.baseAddress! + pixelBytes).update(repeating: 0, count: spi.count - pixelBytes)
             }
         }
     }

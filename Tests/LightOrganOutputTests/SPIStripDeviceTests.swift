@@ -16,7 +16,7 @@ struct SPIStripDeviceTests {
             let rgb = (0..<3 * pixels).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             var expected = [UInt8](repeating: 0xFF, count: WS2812Encoding.frameBytes(pixels: pixels, channels: 3))
             WS2812Encoding.encode(rgb: rgb, order: order, into: &expected)
-            var written = [UInt8](repeating: 0, count: expected.count)
+            var written = [UInt8](repeating: 0xAA, count: expected.count)  // the last frame's bytes, say
             SPIStripDevice.encode(rgb: rgb, order: order, into: &written)
             #expect(written == expected, "\(pixels) pixels in \(text)")
             if written != expected { return }
