@@ -139,8 +139,6 @@ struct StripWiringCheck: Service {
                 say(
                     "first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)"
                 )
-                let start = ContinuousClock.now
-                var elapsed = 0.0
                 var announced = false
                 for (step, seconds) in sequence.steps {
                     if case .runner = step, !announced {
@@ -148,9 +146,8 @@ struct StripWiringCheck: Service {
                         announced = true
                     }
                     try strip.showCheck(step == .dark ? nil : .strip(step))
-                    elapsed += seconds
-                    // Each step at its time from the start: a late wake-up never stretches the check.
-                    try await Task.sleep(until: start + .milliseconds(Int64(elapsed * 1000)))
+                    // Each step shown for its time: a late wake-up delays the rest, never skips a pixel.
+                    try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
                 }
                 say("off")
             }

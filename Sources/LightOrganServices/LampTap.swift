@@ -196,30 +196,30 @@ final class LampTap: LevelOutput {
             return state.checkGeneration
         }
         guard let generation else { return }
-        publish(.off)
-        tellWatchers()
-        // Every step scheduled now at its offset from the start (not each from the one before: a late
-        // wake-up never stretches the sequence), the last one ending the check dark.
-        var offset = 0.0
-        for (step, seconds) in sequence.steps {
-            eventLoop.scheduleTask(in: .nanoseconds(Int64(offset * 1e9))) { [self] in
-                if case .dark = step {
-                    endCheck(generation: generation)
-                    return
-                }
-                let current = state.withLock { state -> Bool in
-                    guard state.checkGeneration == generation, state.checking == .strip, !state.isShutDown else {
-                        return false
-                    }
-                    try? state.output.showCheck(.strip(step))
-                    return true
-                }
-                if current {
-                    publish(.off)  // a new generation: the pages draw the step's pixels
-                    tellWatchers()
-                }
+        showStripCheck(sequence.steps[...], generation: generation)
+    }
+
+    /// Shows the first of `steps` and schedules the rest, each once the one before has been shown
+    /// for its time: a late wake-up delays the rest of the check and never skips a pixel (a check is
+    /// looked at, not timed). The last step, dark, ends the check.
+    private func showStripCheck(_ steps: ArraySlice<(step: StripCheck.Step, seconds: Double)>, generation: Int) {
+        guard let (step, seconds) = steps.first else { return }
+        if case .dark = step {
+            endCheck(generation: generation)
+            return
+        }
+        let current = state.withLock { state -> Bool in
+            guard state.checkGeneration == generation, state.checking == .strip, !state.isShutDown else {
+                return false
             }
-            offset += seconds
+            try? state.output.showCheck(.strip(step))
+            return true
+        }
+        guard current else { return }
+        publish(.off)  // a new generation: the pages draw the step's pixels
+        tellWatchers()
+        eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [self] in
+            showStripCheck(steps.dropFirst(), generation: generation)
         }
     }
 

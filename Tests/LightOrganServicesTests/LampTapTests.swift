@@ -1,7 +1,10 @@
+import Glibc
 import LightOrganCore
 import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
+import NIOPosix
+import Synchronization
 import Testing
 
 @testable import LightOrganServices
@@ -58,6 +61,33 @@ struct LampTapTests {
         #expect(output.last == .frame(LevelFrame(bass: 1, mid: 2, treble: 3)), "frames again after the check")
     }
 
+    @Test(
+        "a late wake-up during the strip's check delays the rest and skips no pixel: each step stays up for its time")
+    func stripCheckAfterAStall() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let output = TimedChecks(strip: strip)
+        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: loop)
+        let sequence = StripCheck(pixels: strip.pixels)
+        try loop.submit { try tap.checkStrip() }.wait()
+        // The loop stalls 0.6 s in the middle of the runner (a busy machine): two steps fall due meanwhile.
+        loop.scheduleTask(in: .milliseconds(Int64(StripCheck.endsDuration * 1000 + 300))) {
+            usleep(600_000)
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while output.shown.withLock({ $0.last?.check }) != .some(nil), ContinuousClock.now < deadline {
+            usleep(20_000)
+        }
+        let shown = output.shown.withLock { $0 }
+        #expect(shown.map(\.check) == sequence.steps.map { $0.step == .dark ? nil : .strip($0.step) })
+        for (index, (_, seconds)) in sequence.steps.dropLast().enumerated() where index + 1 < shown.count {
+            let held = shown[index + 1].at - shown[index].at
+            // 1 ms for the two clocks' reading, not for lateness: a stall only lengthens a step.
+            #expect(held >= .milliseconds(Int64(seconds * 1000) - 1), "step \(index) was up \(held), not \(seconds) s")
+        }
+    }
+
     @Test("without a strip the strip's check is refused in words")
     func noStrip() {
         let tap = LampTap(output: RecordingOutput(), lines: lines, maxBrightness: 100, eventLoop: EmbeddedEventLoop())
@@ -75,4 +105,16 @@ struct LampTapTests {
         loop.advanceTime(by: .seconds(10))
         #expect(output.last == .shutDown)
     }
+}
+
+/// An output that records each wiring-check step with the time it was asked to show it.
+private final class TimedChecks: LevelOutput {
+    let shown = Mutex<[(check: OutputCheck?, at: ContinuousClock.Instant)]>([])
+    let strips: [StripDescription]
+
+    init(strip: StripDescription) { strips = [strip] }
+
+    func show(_ frame: LevelFrame) throws {}
+    func shutDown() {}
+    func showCheck(_ check: OutputCheck?) throws { shown.withLock { $0.append((check, .now)) } }
 }

@@ -251,8 +251,15 @@ def test_spidev_bufsiz_lets_600_pixels_out_in_one_transfer(large_strip_pi, check
           (strip.pi.said(r"large .*") or [""])[0])
     size = 600 * 9 + RESET_BYTES
     _shows(strip, "large", segments(600, (255, 0, 255)), check, "600 pixels, frames [255, 0, 255]")
-    sizes = sorted({len(transfer.data) for transfer in strip.transfers("large")})
-    check(f"{short}: every 600-pixel frame is one transfer of {size} bytes", sizes == [size], f"sizes {sizes}")
+    sizes = [len(transfer.data) for transfer in strip.transfers("large")]
+    cut = [bytes_ for bytes_ in sizes if bytes_ != size]
+    # A transfer the SPI core timed out ends early (spi_transfer_wait: twice the wire time + 200 ms of the
+    # guest's clock, which a starved TCG guest can overrun); the kernel counts each, and the receiver logs it.
+    timeouts = strip.pi.said(r"large spi timedout (\d+) errors (\d+) output-failed (\d+)")
+    timed_out = int(timeouts[1]) if timeouts else 0
+    check(f"{short}: every 600-pixel frame is one transfer of {size} bytes, but those the kernel timed out",
+          sizes and len(cut) <= timed_out and all(bytes_ < size for bytes_ in cut),
+          f"{len(sizes)} transfers, cut short {cut}; {timeouts[0] if timeouts else 'no statistics line'}")
     last = _last(strip, "large")
     check(f"{short}: dark when the sender disconnects", last == [DARK] * 600,
           f"last frame: {_pixels_text(last)}")

@@ -213,6 +213,8 @@ else
     frames 255 0 255 2 8181; sleep 0.6
     kill -TERM $receiver; wait $receiver
     echo "PI: large receiver status $? said $(grep -v '^$' /tmp/large.log | head -n 1)"
+    # What the kernel cut: a transfer the SPI core timed out (the guest starved by its host) ends early.
+    echo "PI: large spi timedout $(cat /sys/class/spi_master/spi0/statistics/timedout) errors $(cat /sys/class/spi_master/spi0/statistics/errors) output-failed $(grep -c 'output failed' /tmp/large.log)"
     mark large-end
 fi
 echo "PI: spi-bcm2835 transfers polling irq dma $(modes)"
