@@ -16,16 +16,27 @@ let quietLogger = Logger(label: "lightorgan-test") { _ in SwiftLogNoOpLogHandler
 struct LampSwitchboardTests {
     let red = LevelFrame(bass: 200, mid: 10, treble: 0)
     let blue = LevelFrame(bass: 0, mid: 10, treble: 200)
+    /// What reached the lamps.
+    let output = RecordingOutput()
 
     func switchboard(_ output: RecordingOutput, rules: ReceiverRules = ReceiverRules()) -> LampSwitchboard {
         LampSwitchboard(output: output, rules: rules, logger: quietLogger)
+    }
+
+    /// Connection 1 of `senders` on `board`, opened and driving: its first frame, ``red``, applied.
+    func driving(_ board: LampSwitchboard, from senders: EmbeddedSenders) throws -> (
+        connection: FrameConnection, channel: EmbeddedChannel
+    ) {
+        let (sender, channel) = try senders.connect(1)
+        _ = board.opened(sender)
+        board.arrived(red, completed: 1, bytes: 3, on: sender)
+        return (sender, channel)
     }
 
     @Test("the first sender's frames reach the output; a second sender's do not while the first streams")
     func firstSenderDrives() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
         let (first, _) = try senders.connect(1)
         let (second, _) = try senders.connect(2, address: "192.168.1.21")
@@ -43,7 +54,6 @@ struct LampSwitchboardTests {
     func allowList() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         var rules = ReceiverRules()
         rules.allow = [try #require(AddressRange("10.0.0.0/8"))]
         let board = switchboard(output, rules: rules)
@@ -80,7 +90,6 @@ struct LampSwitchboardTests {
     func closingTurnsOff() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
         let (first, _) = try senders.connect(1)
         let (second, _) = try senders.connect(2, address: "192.168.1.21")
@@ -98,11 +107,8 @@ struct LampSwitchboardTests {
     func flood() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
-        let (sender, channel) = try senders.connect(1)
-        _ = board.opened(sender)
-        board.arrived(red, completed: 1, bytes: 3, on: sender)
+        let (sender, channel) = try driving(board, from: senders)
         board.arrived(nil, completed: 0, bytes: ReceiverRules().floodLimit + 1, on: sender)
         #expect(output.frames == [red, .off])
         #expect(!channel.isActive)
@@ -113,11 +119,8 @@ struct LampSwitchboardTests {
     func lampTimeoutSetting() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
-        let (sender, channel) = try senders.connect(1)
-        _ = board.opened(sender)
-        board.arrived(red, completed: 1, bytes: 3, on: sender)
+        let (_, channel) = try driving(board, from: senders)
         board.sweep()
         #expect(output.frames == [red], "within the default second the lamps stay lit")
         board.setLampTimeout(.zero)
@@ -131,11 +134,8 @@ struct LampSwitchboardTests {
     func shutDown() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
-        let (sender, channel) = try senders.connect(1)
-        _ = board.opened(sender)
-        board.arrived(red, completed: 1, bytes: 3, on: sender)
+        let (sender, channel) = try driving(board, from: senders)
         board.shutDown()
         #expect(output.last == .shutDown)
         #expect(!channel.isActive)
@@ -180,7 +180,6 @@ struct LampSwitchboardTests {
     func browserSender() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
-        let output = RecordingOutput()
         let board = switchboard(output)
         let (page, _) = try senders.connect(-1, address: "192.168.1.30", port: 40_000)
         #expect(board.opened(page))

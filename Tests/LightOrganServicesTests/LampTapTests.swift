@@ -14,6 +14,16 @@ struct LampTapTests {
     let strip = StripDescription(device: "virtual", pixels: 4, led: .ws2812b, effect: .scroll)
     let lines = [LampTap.Line(band: .bass, offset: 5), LampTap.Line(band: .mid, offset: 6)]
 
+    /// A tap on an embedded loop over a recorded output with ``strip``, its strip check started.
+    func startedStripCheck() throws -> (EmbeddedEventLoop, RecordingOutput, LampTap) {
+        let loop = EmbeddedEventLoop()
+        let output = RecordingOutput(strip: strip)
+        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: loop)
+        try tap.checkStrip()
+        loop.run()
+        return (loop, output, tap)
+    }
+
     @Test("frames are scaled by the brightness limit and published for the page")
     func scaled() throws {
         let loop = EmbeddedEventLoop()
@@ -42,11 +52,7 @@ struct LampTapTests {
 
     @Test("the strip's check runs its sequence at its times: ends, each pixel, then dark")
     func stripCheck() throws {
-        let loop = EmbeddedEventLoop()
-        let output = RecordingOutput(strip: strip)
-        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: loop)
-        try tap.checkStrip()
-        loop.run()
+        let (loop, output, tap) = try startedStripCheck()
         #expect(output.last == .check(.strip(.ends)))
         #expect(tap.checkingStrip)
         let sequence = StripCheck(pixels: 4)
@@ -96,11 +102,7 @@ struct LampTapTests {
 
     @Test("shutting down during the strip's check ends it: the output is shut down, no later step reaches it")
     func shutDownDuringCheck() throws {
-        let loop = EmbeddedEventLoop()
-        let output = RecordingOutput(strip: strip)
-        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: loop)
-        try tap.checkStrip()
-        loop.run()
+        let (loop, output, tap) = try startedStripCheck()
         tap.shutDown()
         loop.advanceTime(by: .seconds(10))
         #expect(output.last == .shutDown)
