@@ -9,6 +9,26 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// A product of swift-nio (NIOCore, NIOPosix, NIOEmbedded, …).
+func nio(_ product: String) -> Target.Dependency { .product(name: product, package: "swift-nio") }
+/// swift-log's Logging.
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+
+/// A Swift target with the package's language settings.
+func swiftTarget(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
+    .target(name: name, dependencies: dependencies, swiftSettings: swiftSettings)
+}
+
+/// A C library from Debian's `package`, found by pkg-config (nil: its headers are in /usr/include).
+func debianLibrary(_ name: String, pkgConfig: String?, package: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([package])])
+}
+
+/// A Swift Testing target with the package's language settings.
+func tests(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .testTarget(name: name, dependencies: dependencies, swiftSettings: swiftSettings)
+}
+
 let package = Package(
     name: "lightorgan",
     platforms: [.macOS(.v15)],
@@ -31,69 +51,39 @@ let package = Package(
     targets: [
         // The pure-Swift core: frames, analysis, audio synthesis and decoding, the settings model.
         // No C dependency and no networking: it builds and tests on any machine.
-        .target(
-            name: "LightOrganCore",
-            swiftSettings: swiftSettings
-        ),
+        swiftTarget("LightOrganCore"),
         // libasound2, seen from Swift; and the 10 lines of C that Swift cannot write (a variadic callback).
-        .systemLibrary(
-            name: "CALSA",
-            pkgConfig: "alsa",
-            providers: [.apt(["libasound2-dev"])]
-        ),
+        debianLibrary("CALSA", pkgConfig: "alsa", package: "libasound2-dev"),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
         // Adapter: audio inputs — ALSA capture, raw PCM on stdin, the PipeWire/PulseAudio monitor.
-        .target(
-            name: "LightOrganAudio",
-            dependencies: ["LightOrganCore", "CALSA", "CALSAShim"],
-            swiftSettings: swiftSettings
-        ),
+        swiftTarget("LightOrganAudio", ["LightOrganCore", "CALSA", "CALSAShim"]),
         // libgpiod (the kernel's GPIO character device), v1 or v2, behind one small C API.
-        .systemLibrary(
-            name: "CGPIOD",
-            pkgConfig: "libgpiod",
-            providers: [.apt(["libgpiod-dev"])]
-        ),
+        debianLibrary("CGPIOD", pkgConfig: "libgpiod", package: "libgpiod-dev"),
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"]),
         // libavahi-client: DNS-SD through the system's Avahi daemon (no home-made mDNS). Its headers
         // are in /usr/include; no pkg-config (its only cflag, -D_REENTRANT, is one SwiftPM refuses).
-        .systemLibrary(
-            name: "CAvahi",
-            providers: [.apt(["libavahi-client-dev"])]
-        ),
+        debianLibrary("CAvahi", pkgConfig: nil, package: "libavahi-client-dev"),
         // Adapter: zero configuration — the receiver publishes `_lightorgan._tcp`, the sender browses for it.
-        .target(
-            name: "LightOrganDiscovery",
-            dependencies: ["LightOrganCore", "CAvahi", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings
-        ),
+        swiftTarget("LightOrganDiscovery", ["LightOrganCore", "CAvahi", logging]),
         // libyaml, the YAML parser C programs use (Debian's libyaml-0-2).
-        .systemLibrary(
-            name: "CYAML",
-            pkgConfig: "yaml-0.1",
-            providers: [.apt(["libyaml-dev"])]
-        ),
+        debianLibrary("CYAML", pkgConfig: "yaml-0.1", package: "libyaml-dev"),
         // Adapter: the settings file (libyaml), environment and flags, read with swift-configuration.
-        .target(
-            name: "LightOrganSettings",
-            dependencies: [
+        swiftTarget(
+            "LightOrganSettings",
+            [
                 "LightOrganCore",
                 "CYAML",
                 .product(name: "Configuration", package: "swift-configuration"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+            ]),
         // Adapter: the 3-byte frame stream over TCP, with SwiftNIO.
-        .target(
-            name: "LightOrganNetwork",
-            dependencies: [
+        swiftTarget(
+            "LightOrganNetwork",
+            [
                 "LightOrganCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+                nio("NIOCore"),
+                nio("NIOPosix"),
+                logging,
+            ]),
         // Adapter: the receiver's page — HTTPS and WebSockets with SwiftNIO (NIOHTTP1, NIOWebSocket,
         // NIOSSL), the page itself compiled in. Its self-signed certificate comes from `openssl`
         // once (swift-certificates and swift-crypto would add a second BoringSSL: 2.5 MB to the .deb).
@@ -101,12 +91,12 @@ let package = Package(
             name: "LightOrganWeb",
             dependencies: [
                 "LightOrganCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
+                nio("NIOCore"),
+                nio("NIOPosix"),
+                nio("NIOHTTP1"),
+                nio("NIOWebSocket"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
             ],
             // The page's own files, as byte arrays in the binary (`PackageResources.page_js`): nothing
             // is read at run time, and SwiftPM generates no Bundle (no Foundation) for embedded resources.
@@ -120,27 +110,21 @@ let package = Package(
         .target(name: "CSPIShim"),
         // Adapter: where levels become light — GPIO lines, LED strips (SPI, the Pi 5's PIO), the
         // terminal's virtual LEDs, plain stdout lines.
-        .target(
-            name: "LightOrganOutput",
-            dependencies: ["LightOrganCore", "CGPIODShim", "CSPIShim"],
-            swiftSettings: swiftSettings
-        ),
+        swiftTarget("LightOrganOutput", ["LightOrganCore", "CGPIODShim", "CSPIShim"]),
         // The sender and receiver as swift-service-lifecycle services, assembled from the parts above.
-        .target(
-            name: "LightOrganServices",
-            dependencies: [
+        swiftTarget(
+            "LightOrganServices",
+            [
                 "LightOrganCore",
                 "LightOrganDiscovery",
                 "LightOrganNetwork",
                 "LightOrganOutput",
                 "LightOrganWeb",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                logging,
+                nio("NIOCore"),
+                nio("NIOPosix"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+            ]),
         // The thin executable: parses the command line, loads settings, runs services.
         .executableTarget(
             name: "LightOrganCLI",
@@ -154,25 +138,15 @@ let package = Package(
                 "LightOrganServices",
                 "LightOrganWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                logging,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+            ], swiftSettings: swiftSettings),
         // The CPU benchmarks of the analysis (scripts/bench-analysis runs it in a release build) and a strip's frame.
-        .executableTarget(
-            name: "LightOrganBench",
-            dependencies: ["LightOrganCore"],
-            swiftSettings: swiftSettings
-        ),
+        .executableTarget(name: "LightOrganBench", dependencies: ["LightOrganCore"], swiftSettings: swiftSettings),
         // What the tests and the fuzzer share: an output that records what it is shown, a seedable generator.
         // Not in any product.
-        .target(
-            name: "LightOrganTestSupport",
-            dependencies: ["LightOrganCore"],
-            swiftSettings: swiftSettings
-        ),
+        swiftTarget("LightOrganTestSupport", ["LightOrganCore"]),
         // Property-based fuzzing of the frame decoding, the connection policy and the settings loader
         // (scripts/test runs it in a release build, millions of inputs).
         .executableTarget(
@@ -182,87 +156,61 @@ let package = Package(
                 "LightOrganNetwork",
                 "LightOrganSettings",
                 "LightOrganTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganCoreTests",
-            dependencies: ["LightOrganCore", "LightOrganTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganOutputTests",
-            dependencies: ["LightOrganCore", "LightOrganOutput", "LightOrganTestSupport"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganAudioTests",
-            dependencies: ["LightOrganAudio", "LightOrganCore"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganSettingsTests",
-            dependencies: ["LightOrganCore", "LightOrganSettings"],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganNetworkTests",
-            dependencies: [
+                nio("NIOCore"),
+                nio("NIOEmbedded"),
+            ], swiftSettings: swiftSettings),
+        tests("LightOrganCoreTests", ["LightOrganCore", "LightOrganTestSupport"]),
+        tests("LightOrganOutputTests", ["LightOrganCore", "LightOrganOutput", "LightOrganTestSupport"]),
+        tests("LightOrganAudioTests", ["LightOrganAudio", "LightOrganCore"]),
+        tests("LightOrganSettingsTests", ["LightOrganCore", "LightOrganSettings"]),
+        tests(
+            "LightOrganNetworkTests",
+            [
                 "LightOrganCore",
                 "LightOrganNetwork",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOTestUtils", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganServicesTests",
-            dependencies: [
+                logging,
+                nio("NIOCore"),
+                nio("NIOEmbedded"),
+                nio("NIOTestUtils"),
+            ]),
+        tests(
+            "LightOrganServicesTests",
+            [
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganServices",
                 "LightOrganTestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+                logging,
+                nio("NIOCore"),
+                nio("NIOEmbedded"),
+                nio("NIOPosix"),
+            ]),
         // The page's socket handlers on NIO's embedded channel, with the receiver's own backend behind them.
-        .testTarget(
-            name: "LightOrganWebTests",
-            dependencies: [
+        tests(
+            "LightOrganWebTests",
+            [
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganServices",
                 "LightOrganTestSupport",
                 "LightOrganWeb",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .testTarget(
-            name: "LightOrganEndToEndTests",
-            dependencies: [
+                logging,
+                nio("NIOCore"),
+                nio("NIOEmbedded"),
+                nio("NIOWebSocket"),
+            ]),
+        tests(
+            "LightOrganEndToEndTests",
+            [
                 "LightOrganCore",
                 "LightOrganNetwork",
                 "LightOrganOutput",
                 "LightOrganServices",
                 "LightOrganTestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                logging,
+                nio("NIOCore"),
+                nio("NIOPosix"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
+            ]),
     ]
 )
