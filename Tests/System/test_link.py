@@ -25,12 +25,19 @@ def counter_sender(spawn, name, port, *extra):
     return spawn(name, "send", "--host", "127.0.0.1", "--port", str(port), "--pattern", "counter", *extra)
 
 
-def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
+def streaming(spawn, name, frames, *receiver_options):
+    """A receiver (NAME-r, on a free port, listening) and a counter sender (NAME-s) streaming to it, once the
+    receiver has applied `frames` frames: (port, receiver, sender)."""
     port = free_port()
-    first = receiver(spawn, "restart-r1", port)
+    lamps = receiver(spawn, f"{name}-r", port, *receiver_options)
     wait_for(lambda: listening(port), 5)
-    sender = counter_sender(spawn, "restart-s", port)
-    wait_for(lambda: len(applied(first)) >= 20, 5)
+    sender = counter_sender(spawn, f"{name}-s", port)
+    wait_for(lambda: len(applied(lamps)) >= frames, 5)
+    return port, lamps, sender
+
+
+def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
+    port, first, sender = streaming(spawn, "restart", 20)
     first.kill()
     # The sender has seen the receiver go and met the refused port, which it polls every 0.25 s, before it is back.
     wait_for(lambda: "lost" in sender.log() and "retrying until it answers" in sender.log(), 1.5)
@@ -46,11 +53,7 @@ def test_receiver_restarted_while_the_sender_runs(spawn, check, netns):
 
 
 def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
-    port = free_port()
-    stopped = receiver(spawn, "stall-r", port)
-    wait_for(lambda: listening(port), 5)
-    sender = counter_sender(spawn, "stall-s", port)
-    wait_for(lambda: len(applied(stopped)) >= 50, 5)
+    _, stopped, sender = streaming(spawn, "stall", 50)
     rss_before = sender.rss_kib()
     stopped.signal(signal.SIGSTOP)
     # kill(2) returns before the receiver has stopped, and a frame it was applying as it froze is shown only
@@ -77,11 +80,7 @@ def test_receiver_stopped_for_ten_seconds(spawn, check, netns):
 
 
 def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
-    port = free_port()
-    lamps = receiver(spawn, "kill-r", port, "--timeout", "1")
-    wait_for(lambda: listening(port), 5)
-    sender = counter_sender(spawn, "kill-s", port)
-    wait_for(lambda: len(applied(lamps)) >= 20, 5)
+    _, lamps, sender = streaming(spawn, "kill", 20, "--timeout", "1")
     sender.signal(signal.SIGKILL)
     killed = time.monotonic()
     off = wait_for(lambda: lamps.lines() and lamps.lines()[-1][1:] == ["0", "0", "0"], 2)
@@ -91,11 +90,7 @@ def test_killed_senders_lamps_go_off_within_the_timeout(spawn, check, netns):
 
 
 def test_idle_crowd_and_flood_beside_a_sender(spawn, check, figure, netns):
-    port = free_port()
-    lamps = receiver(spawn, "crowd-r", port)
-    wait_for(lambda: listening(port), 5)
-    sender = counter_sender(spawn, "crowd-s", port)
-    wait_for(lambda: len(applied(lamps)) >= 50, 5)
+    port, lamps, sender = streaming(spawn, "crowd", 50)
     rss_before = lamps.rss_kib()
     began = time.monotonic()
     idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(100)]

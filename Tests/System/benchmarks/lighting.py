@@ -10,13 +10,12 @@ output and olad's log stay in the folder it prints.
 """
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
-from support.processes import Spawner, made, memory_mib, percentile, run_seconds, wait_for  # noqa: E402
+from support.processes import bench_folder, Spawner, made, memory_mib, percentile, run_seconds, wait_for  # noqa: E402
 
 
 def delivered_latencies(recorder, universe, process):
@@ -76,16 +75,9 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(f"usage: {sys.argv[0]} LIGHTORGAN SECONDS ROUNDS")
     lightorgan, seconds, rounds = os.path.abspath(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-    work = tempfile.mkdtemp(prefix="lightorgan-bench-lighting-")
-    print(f"output in {work}", file=sys.stderr)
-    with private_network():
-        olad = Olad(work)
-        start = Spawner(work, lightorgan)
-        try:
-            bench(start, olad, seconds, rounds)
-        finally:
-            start.stop_all()
-            olad.stop()
+    work = bench_folder("lighting")
+    with private_network(), Olad(work) as olad, Spawner(work, lightorgan) as start:
+        bench(start, olad, seconds, rounds)
 
 
 if __name__ == "__main__":

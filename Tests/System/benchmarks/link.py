@@ -11,14 +11,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from support.processes import cpu_seconds, free_port, memory_mib  # noqa: E402
+from support.processes import bench_folder, cpu_seconds, free_port, memory_mib  # noqa: E402
 
 lightorgan, seconds = sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
-work = tempfile.mkdtemp(prefix="lightorgan-bench-")
+work = bench_folder("link")
 
 
 def start(name, *arguments, stdout=None):

@@ -18,14 +18,13 @@ import os
 import random
 import struct
 import sys
-import tempfile
 import time
 import wave
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from support.browser import Browser, PageHost, counter_sender, open_page, reading_pages, shown  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
-from support.processes import Spawner, ages_ms, cpu_seconds, memory_mib, percentile  # noqa: E402
+from support.processes import bench_folder, Spawner, ages_ms, cpu_seconds, memory_mib, percentile  # noqa: E402
 
 
 def click_train(path, seconds=30, rate=48000):
@@ -107,16 +106,9 @@ def main():
         sys.exit(f"usage: {sys.argv[0]} LIGHTORGAN [SECONDS]")
     lightorgan = os.path.abspath(sys.argv[1])
     seconds = float(sys.argv[2]) if len(sys.argv) == 3 else 10.0
-    work = tempfile.mkdtemp(prefix="lightorgan-bench-page-")
-    print(f"output in {work}", file=sys.stderr)
-    start = Spawner(work, lightorgan)
-    with private_network():
-        host = PageHost(start, work)
-        try:
-            bench(host, start, work, seconds)
-        finally:
-            start.stop_all()
-            host.close()
+    work = bench_folder("page")
+    with private_network(), Spawner(work, lightorgan) as start, PageHost(start, work) as host:
+        bench(host, start, work, seconds)
 
 
 if __name__ == "__main__":

@@ -26,18 +26,17 @@ import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import wave
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from support import sound_servers  # noqa: E402
-from support.processes import Process, context_switches, free_port, memory_mib, run_seconds  # noqa: E402
+from support.processes import bench_folder, Process, context_switches, free_port, memory_mib, run_seconds  # noqa: E402
 
 lightorgan, seconds, floor = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 memory_runs = int(sys.argv[4]) if len(sys.argv) > 4 else 10
-work = tempfile.mkdtemp(prefix="lightorgan-bench-")
+work = bench_folder("sender")
 children = []  # receivers, senders and players, killed at the end (the sound servers stop with their `with`)
 # One second holds whole periods of both tones: repeated, it outlasts every measurement a player
 # runs through (two at most, each with its baseline).

@@ -279,6 +279,12 @@ class PageHost:
         finally:
             self.peer.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.close()
+
 
 def counter_sender(spawn, name, host, *extra):
     """`lightorgan send --pattern counter` at 100 frames/s to the receiver of `host` (a PageHost), started by

@@ -10,6 +10,8 @@ import os
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 
 
@@ -70,7 +72,7 @@ class Process:
 
 class Spawner:
     """Starts processes in one folder (a test's, a benchmark's) and stops them all, newest first, with
-    `stop_all()` (the `spawn` fixture does at the end of its test, whatever happened)."""
+    `stop_all()` (the `spawn` fixture does at the end of its test, whatever happened; a `with` block at its end)."""
 
     def __init__(self, folder, executable):
         self.folder, self.executable, self.processes = folder, executable, []
@@ -87,6 +89,19 @@ class Spawner:
     def stop_all(self):
         for process in reversed(self.processes):
             process.stop(timeout=3)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception):
+        self.stop_all()
+
+
+def bench_folder(name):
+    """A new folder for benchmark `name`'s files (logs, recordings), named on stderr so they can be read after."""
+    folder = tempfile.mkdtemp(prefix=f"lightorgan-bench-{name}-")
+    print(f"output in {folder}", file=sys.stderr)
+    return folder
 
 
 def stop_popen(process, timeout=5):
