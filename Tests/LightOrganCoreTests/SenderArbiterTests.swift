@@ -13,6 +13,15 @@ struct SenderArbiterTests {
         return SenderArbiter(rules: rules)
     }
 
+    /// Senders 1 ("a", 10.0.0.1) and 2 ("b", 10.0.0.2) admitted at 0 ms; 1 drives from its frame at `ms`.
+    func aDrivingBesideB(from ms: Int) -> SenderArbiter {
+        var arbiter = arbiter()
+        _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
+        _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
+        _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(ms))
+        return arbiter
+    }
+
     @Test("the first sender drives; a newer one takes over only after streaming for the takeover delay")
     func takeover() {
         var arbiter = arbiter()
@@ -37,10 +46,7 @@ struct SenderArbiterTests {
 
     @Test("when the driving sender leaves, the lamps go off and another streaming sender drives at once")
     func fallBack() {
-        var arbiter = arbiter()
-        _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
-        _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
-        _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(1))
+        var arbiter = aDrivingBesideB(from: 1)
         #expect(
             arbiter.received(frame, completed: 1, bytes: 3, from: 2, at: at(2)) == .ignore,
             "b is newer but has not streamed long enough")
@@ -94,10 +100,7 @@ struct SenderArbiterTests {
 
     @Test("a driver that stops while another streams is replaced once the other was heard through its silence")
     func quietWhileOtherStreams() {
-        var arbiter = arbiter()
-        _ = arbiter.admit(1, address: "10.0.0.1", peer: "a", at: at(0))
-        _ = arbiter.admit(2, address: "10.0.0.2", peer: "b", at: at(0))
-        _ = arbiter.received(frame, completed: 1, bytes: 3, from: 1, at: at(0))
+        var arbiter = aDrivingBesideB(from: 0)
         var takenAt: Int?
         for ms in stride(from: 10, through: 300, by: 10) where takenAt == nil {  // a (older) is silent from 0 ms
             if case .show = arbiter.received(.off, completed: 1, bytes: 3, from: 2, at: at(ms)) { takenAt = ms }
