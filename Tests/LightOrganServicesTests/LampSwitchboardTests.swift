@@ -33,14 +33,22 @@ struct LampSwitchboardTests {
         return (sender, channel)
     }
 
+    /// Connections 1 (192.168.1.20) and 2 (192.168.1.21) of `senders`, both opened on `board`.
+    func twoOpened(on board: LampSwitchboard, from senders: EmbeddedSenders) throws -> (
+        FrameConnection, FrameConnection
+    ) {
+        let (first, _) = try senders.connect(1)
+        let (second, _) = try senders.connect(2, address: "192.168.1.21")
+        #expect(board.opened(first) && board.opened(second))
+        return (first, second)
+    }
+
     @Test("the first sender's frames reach the output; a second sender's do not while the first streams")
     func firstSenderDrives() throws {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
         let board = switchboard(output)
-        let (first, _) = try senders.connect(1)
-        let (second, _) = try senders.connect(2, address: "192.168.1.21")
-        #expect(board.opened(first) && board.opened(second))
+        let (first, second) = try twoOpened(on: board, from: senders)
         board.arrived(red, completed: 1, bytes: 3, on: first)
         board.arrived(blue, completed: 1, bytes: 3, on: second)
         board.arrived(nil, completed: 0, bytes: 1, on: first)
@@ -91,10 +99,7 @@ struct LampSwitchboardTests {
         let senders = EmbeddedSenders()
         defer { senders.finish() }
         let board = switchboard(output)
-        let (first, _) = try senders.connect(1)
-        let (second, _) = try senders.connect(2, address: "192.168.1.21")
-        _ = board.opened(first)
-        _ = board.opened(second)
+        let (first, second) = try twoOpened(on: board, from: senders)
         board.arrived(red, completed: 1, bytes: 3, on: first)
         board.closed(second)
         #expect(output.frames == [red])
