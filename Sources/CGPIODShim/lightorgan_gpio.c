@@ -5,6 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Copies `text` (NULL: nothing) into `buffer` of `size` bytes, cut to fit, always terminated. */
+static void copy_text(char *buffer, size_t size, const char *text) {
+    strncpy(buffer, text ? text : "", size - 1);
+    buffer[size - 1] = 0;
+}
+
 #ifdef GPIOD_LINE_BULK_MAX_LINES  /* libgpiod 1.x: this macro exists only there */
 
 struct lightorgan_gpio {
@@ -56,8 +62,8 @@ int lightorgan_gpio_chip_info(const char *path, char *name, size_t name_size, ch
                               unsigned *lines) {
     struct gpiod_chip *chip = gpiod_chip_open(path);
     if (!chip) return -1;
-    strncpy(name, gpiod_chip_name(chip), name_size - 1); name[name_size - 1] = 0;
-    strncpy(label, gpiod_chip_label(chip), label_size - 1); label[label_size - 1] = 0;
+    copy_text(name, name_size, gpiod_chip_name(chip));
+    copy_text(label, label_size, gpiod_chip_label(chip));
     *lines = gpiod_chip_num_lines(chip);
     gpiod_chip_close(chip);
     return 0;
@@ -68,9 +74,7 @@ int lightorgan_gpio_line_consumer(const char *chip_name, unsigned offset, char *
     struct gpiod_chip *chip = gpiod_chip_open_lookup(chip_name);
     if (!chip) return -1;
     struct gpiod_line *line = gpiod_chip_get_line(chip, offset);
-    if (line && gpiod_line_update(line) == 0 && gpiod_line_consumer(line)) {
-        strncpy(consumer, gpiod_line_consumer(line), size - 1); consumer[size - 1] = 0;
-    }
+    if (line && gpiod_line_update(line) == 0) copy_text(consumer, size, gpiod_line_consumer(line));
     gpiod_chip_close(chip);
     return 0;
 }
@@ -175,8 +179,8 @@ int lightorgan_gpio_chip_info(const char *path, char *name, size_t name_size, ch
     if (!chip) return -1;
     struct gpiod_chip_info *info = gpiod_chip_get_info(chip);
     if (!info) { gpiod_chip_close(chip); return -1; }
-    strncpy(name, gpiod_chip_info_get_name(info), name_size - 1); name[name_size - 1] = 0;
-    strncpy(label, gpiod_chip_info_get_label(info), label_size - 1); label[label_size - 1] = 0;
+    copy_text(name, name_size, gpiod_chip_info_get_name(info));
+    copy_text(label, label_size, gpiod_chip_info_get_label(info));
     *lines = (unsigned)gpiod_chip_info_get_num_lines(info);
     gpiod_chip_info_free(info);
     gpiod_chip_close(chip);
@@ -189,8 +193,7 @@ int lightorgan_gpio_line_consumer(const char *chip_name, unsigned offset, char *
     if (!chip) return -1;
     struct gpiod_line_info *info = gpiod_chip_get_line_info(chip, offset);
     if (info) {
-        const char *name = gpiod_line_info_get_consumer(info);
-        if (name) { strncpy(consumer, name, size - 1); consumer[size - 1] = 0; }
+        copy_text(consumer, size, gpiod_line_info_get_consumer(info));
         gpiod_line_info_free(info);
     }
     gpiod_chip_close(chip);
