@@ -119,14 +119,8 @@ public struct ReceiverService: Service {
         listener: FrameListener, switchboard: LampSwitchboard, names: HostNameResolver?, rules: ReceiverRules,
         statsInterval: Duration?, lighting: LightingOutputs?, page: PageServer?, logger: Logger
     ) {
-        self.page = page
-        self.names = names
-        self.lighting = lighting
-        self.listener = listener
-        self.switchboard = switchboard
-        self.rules = rules
-        self.statsInterval = statsInterval
-        self.logger = logger
+        (self.listener, self.switchboard, self.names, self.rules) = (listener, switchboard, names, rules)
+        (self.statsInterval, self.lighting, self.page, self.logger) = (statsInterval, lighting, page, logger)
     }
 
     public func run() async throws {

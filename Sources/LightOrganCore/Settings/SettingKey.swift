@@ -16,12 +16,8 @@ public struct SettingKey: Sendable {
         _ name: String, default defaultValue: String, allowed: String, summary: String, acceptsList: Bool = false,
         apply: @escaping @Sendable (inout Settings, String) -> SettingProblem?
     ) {
-        self.name = name
-        self.defaultValue = defaultValue
-        self.allowed = allowed
-        self.summary = summary
-        self.acceptsList = acceptsList
-        self.applyValue = apply
+        (self.name, self.defaultValue, self.allowed, self.summary) = (name, defaultValue, allowed, summary)
+        (self.acceptsList, applyValue) = (acceptsList, apply)
     }
 
     /// The environment variable that sets this key: `LIGHTORGAN_` and the name in capitals with
