@@ -193,4 +193,13 @@ struct FixtureTests {
             ])
         #expect(placed.universes == [0, 1])
     }
+
+    @Test("every strip layout draws the strip effect of its name; dimmers and colour fixtures are no strip")
+    func layoutsAndEffects() {
+        for effect in StripEffect.allCases {
+            #expect(FixtureLayout(rawValue: effect.rawValue)?.stripEffect == effect)
+        }
+        #expect(FixtureLayout.allCases.filter(\.isStrip).count == StripEffect.allCases.count)
+        #expect([FixtureLayout.dimmers, .rgb, .rgbw].allSatisfy { !$0.isStrip })
+    }
 }

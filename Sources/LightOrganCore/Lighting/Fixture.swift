@@ -48,33 +48,17 @@ public enum FixtureLayout: String, Sendable, CaseIterable, CustomStringConvertib
     /// One colour fixture, red-green-blue-white: as `rgb`, the white channel taking what the
     /// three colours share.
     case rgbw
-    /// A pixel strip in three segments, bass first: each segment in its band's colour at its level.
-    case segments
-    /// A pixel strip all in the bands' colours mixed by their levels.
-    case blend
-    /// A pixel strip: each frame's colour enters at the centre and moves outward (``StripEffect/scroll``).
-    case scroll
-    /// A pixel strip: a bar per band from the centre (``StripEffect/energy``).
-    case energy
-    /// A pixel strip: the whole strip on each bass onset (``StripEffect/flash``).
-    case flash
+    /// A pixel strip drawn with the ``StripEffect`` of the same name (``stripEffect``): segments,
+    /// blend, scroll, energy, flash.
+    case segments, blend, scroll, energy, flash
 
     public var description: String { rawValue }
 
     /// Whether the layout is a pixel strip (`pixels` applies).
     public var isStrip: Bool { stripEffect != nil }
 
-    /// The strip effect the layout draws, for strip layouts.
-    public var stripEffect: StripEffect? {
-        switch self {
-        case .dimmers, .rgb, .rgbw: nil
-        case .segments: .segments
-        case .blend: .blend
-        case .scroll: .scroll
-        case .energy: .energy
-        case .flash: .flash
-        }
-    }
+    /// The strip effect the layout draws, for strip layouts: the effect of the same name.
+    public var stripEffect: StripEffect? { StripEffect(rawValue: rawValue) }
 }
 
 /// The colour of each band on colour layouts, 8-bit RGB.
