@@ -139,6 +139,8 @@ struct StripWiringCheck: Service {
                 say(
                     "first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)"
                 )
+                let start = ContinuousClock.now
+                var elapsed = 0.0
                 var announced = false
                 for (step, seconds) in sequence.steps {
                     if case .runner = step, !announced {
@@ -146,8 +148,11 @@ struct StripWiringCheck: Service {
                         announced = true
                     }
                     try strip.showCheck(step == .dark ? nil : .strip(step))
-                    // Each step shown for its time: a late wake-up delays the rest, never skips a pixel.
-                    try await Task.sleep(for: .milliseconds(Int64(seconds * 1000)))
+                    elapsed += seconds
+                    // Each step until its time from the start, but at least half its own time: a late
+                    // wake-up shortens the next steps until the check is on time again, never skips a pixel.
+                    let soonest = ContinuousClock.now + .milliseconds(Int64(seconds * 500))
+                    try await Task.sleep(until: max(start + .milliseconds(Int64(elapsed * 1000)), soonest))
                 }
                 say("off")
             }

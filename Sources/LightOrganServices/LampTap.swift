@@ -196,13 +196,16 @@ final class LampTap: LevelOutput {
             return state.checkGeneration
         }
         guard let generation else { return }
-        showStripCheck(sequence.steps[...], generation: generation)
+        showStripCheck(sequence.steps[...], generation: generation, due: eventLoop.now)
     }
 
-    /// Shows the first of `steps` and schedules the rest, each once the one before has been shown
-    /// for its time: a late wake-up delays the rest of the check and never skips a pixel (a check is
-    /// looked at, not timed). The last step, dark, ends the check.
-    private func showStripCheck(_ steps: ArraySlice<(step: StripCheck.Step, seconds: Double)>, generation: Int) {
+    /// Shows the first of `steps`, due at `due`, and schedules the rest on the check's own grid
+    /// (each step's time from the start), but never sooner than half its time after the step before
+    /// it was shown: a late wake-up shortens the next steps until the grid is met again, and never
+    /// skips a pixel. The last step, dark, ends the check.
+    private func showStripCheck(
+        _ steps: ArraySlice<(step: StripCheck.Step, seconds: Double)>, generation: Int, due: NIODeadline
+    ) {
         guard let (step, seconds) = steps.first else { return }
         if case .dark = step {
             endCheck(generation: generation)
@@ -218,8 +221,10 @@ final class LampTap: LevelOutput {
         guard current else { return }
         publish(.off)  // a new generation: the pages draw the step's pixels
         tellWatchers()
-        eventLoop.scheduleTask(in: .nanoseconds(Int64(seconds * 1e9))) { [self] in
-            showStripCheck(steps.dropFirst(), generation: generation)
+        let next = due + .nanoseconds(Int64(seconds * 1e9))
+        let soonest = eventLoop.now + .nanoseconds(Int64(seconds * 0.5e9))
+        eventLoop.scheduleTask(deadline: max(next, soonest)) { [self] in
+            showStripCheck(steps.dropFirst(), generation: generation, due: next)
         }
     }
 
