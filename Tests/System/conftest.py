@@ -5,8 +5,8 @@
   `repository`. Each is built when missing (a no-op after `scripts/test`, which builds them first).
 - `spawn(name, *arguments)` runs the executable (or `spawn.command(name, [...])` anything else),
   its output in the test's folder; every process is stopped when the test ends, whatever happened.
-- `check(name, ok, detail)`: a named check that does not stop the test; the test fails at its end
-  listing every failed check. `figure(text)` records a measured figure for the run's summary.
+- `check(name, ok, detail)`: a named check, one of pytest's subtests: a failed one is reported with its detail
+  and does not stop the test, which fails at its end. `figure(text)` records a measured figure for the run's summary.
 - `netns`: the test runs in a network namespace of its own (lo only): its ports, veth pairs and
   addresses are its alone.
 - `page_host` (the receiver behind a veth), `browser(name, …)` (headless Chromium) and `engine(name, music)`
@@ -180,15 +180,18 @@ def spawn(lightorgan, tmp_path):
 
 
 class Checks:
-    """Named checks of one test: each printed as it is made; the test fails at its end when one failed."""
+    """Named checks of one test, each one of pytest's own subtests (the `subtests` fixture): printed as it is made,
+    a failed one reported on its own (SUBFAILED name - detail), and the test goes on to its next check."""
 
-    def __init__(self):
-        self.results = []
+    def __init__(self, subtests):
+        self.subtests, self.results = subtests, []
 
     def __call__(self, name, ok, detail=""):
         ok = bool(ok)
         self.results.append((name, ok, detail))
         print(f"{'✔' if ok else '✘'} {name}" + (f" ({detail})" if detail else ""), flush=True)
+        with self.subtests.test(msg=name):
+            assert ok, detail or name
         return ok
 
     @property
@@ -197,24 +200,21 @@ class Checks:
 
 
 @pytest.fixture
-def check():
-    return Checks()
+def check(subtests):
+    return Checks(subtests)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item):
+    """Counts the named checks over the run, for its summary line."""
     checks = item.funcargs.get("check") if hasattr(item, "funcargs") else None
     try:
-        result = yield
+        return (yield)
     finally:
         if checks is not None:
             made = item.config.stash.setdefault(_checks_made, [0, 0])
             made[0] += len(checks.results)
             made[1] += len(checks.failed)
-    if checks is not None and checks.failed:
-        lines = "\n".join(f"✘ {name} ({detail})" for name, detail in checks.failed)
-        raise AssertionError(f"{len(checks.failed)} of {len(checks.results)} checks failed:\n{lines}")
-    return result
 
 
 _figures = pytest.StashKey()
