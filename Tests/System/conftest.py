@@ -17,6 +17,7 @@
 """
 import inspect
 import os
+import signal
 import subprocess
 import sys
 
@@ -74,6 +75,22 @@ _selected = pytest.StashKey()
 def fetched_up_front(request):
     """Installs the Debian packages of every selected test's markers and runs each selected module's
     `fetch_up_front()`, before any test enters a namespace without a network."""
+    # Out of the first test's own timeout (pytest-timeout's SIGALRM, armed for its setup): on a new machine the
+    # fetch takes longer than any test may (Debian roots made from nothing). It has an hour of its own.
+    if signal.getitimer(signal.ITIMER_REAL)[0] <= 0:  # no timeout armed (--timeout 0, or not the signal method)
+        _fetch_up_front(request)
+        return
+    left, _ = signal.setitimer(signal.ITIMER_REAL, FETCH_TIMEOUT)
+    try:
+        _fetch_up_front(request)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, left)
+
+
+FETCH_TIMEOUT = 3600  # seconds the up-front fetch may take (a new machine: packages, roots, corpus, kernel)
+
+
+def _fetch_up_front(request):
     items = request.config.stash.get(_selected, [])
     packages = list(PACKAGES[None])
     for item in items:
