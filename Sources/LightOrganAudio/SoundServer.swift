@@ -79,16 +79,22 @@ public enum SoundServer {
     /// `Flags:` lines), and whether PipeWire serves it (`Driver: PipeWire`: pipewire-pulse, whose
     /// latency is always 0). A sink with neither the HARDWARE nor the NETWORK flag (null, combine, filter
     /// sinks) is virtual: its reported latency is its own buffer's, not a speaker's, so it is unknown.
+    /// PulseAudio states 0 for a sink that plays nothing (`State: SUSPENDED` or `IDLE`), and for a
+    /// tunnel (NETWORK) until it has timed its far end: no reading (nil), measured again (the retries,
+    /// and the sink's change of state, which the watch reports).
     static func latency(ofSink name: String, inListing listing: String) -> (OutputLatency, isPipeWire: Bool)? {
         var inSink = false
         var microseconds: Int?
         var flags: [Substring]?
         var isPipeWire = false
+        var isRunning = true
+        var state: Substring?  // of the sink whose lines come next
         for line in listing.split(separator: "\n") {
             let trimmed = line.drop(while: \.isWhitespace)
             if trimmed.hasPrefix("Name: ") {
                 if inSink { break }
                 inSink = trimmed.dropFirst("Name: ".count) == name
+                if inSink { isRunning = state.map { $0 == "RUNNING" } ?? true }
             } else if inSink, trimmed.hasPrefix("Latency: ") {
                 let number = trimmed.dropFirst("Latency: ".count).prefix(while: { $0.isNumber || $0 == "." })
                 microseconds = Double(number).map { Int($0) }
@@ -96,9 +102,13 @@ public enum SoundServer {
                 flags = trimmed.dropFirst("Flags: ".count).split(separator: " ")
             } else if inSink, trimmed == "Driver: PipeWire" {
                 isPipeWire = true
+            } else if trimmed.hasPrefix("State: ") {  // before its sink's Name line
+                state = trimmed.dropFirst("State: ".count)
             }
         }
         guard let microseconds else { return nil }
+        // 0 from a sink that plays nothing, or from a tunnel that has not yet timed its far end: no reading.
+        if microseconds == 0, !isPipeWire, !isRunning || flags?.contains("NETWORK") == true { return nil }
         if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") {
             return (OutputLatency(output: name, microseconds: nil), isPipeWire)
         }
