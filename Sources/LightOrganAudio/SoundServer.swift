@@ -107,11 +107,11 @@ public enum SoundServer {
             }
         }
         guard let microseconds else { return nil }
-        // 0 from a sink that plays nothing, or from a tunnel that has not yet timed its far end: no reading.
-        if microseconds == 0, !isPipeWire, !isRunning || flags?.contains("NETWORK") == true { return nil }
         if let flags, !flags.contains("HARDWARE"), !flags.contains("NETWORK") {
             return (OutputLatency(output: name, microseconds: nil), isPipeWire)
         }
+        // 0 from a sink that plays nothing, or from a tunnel that has not yet timed its far end: no reading.
+        if microseconds == 0, !isPipeWire, !isRunning || flags?.contains("NETWORK") == true { return nil }
         return (OutputLatency(output: name, microseconds: microseconds), isPipeWire)
     }
 

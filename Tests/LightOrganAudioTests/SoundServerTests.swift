@@ -51,5 +51,10 @@ struct SoundServerTests {
                 inListing: listing(
                     state: "RUNNING", latency: "20000", flags: "DECIBEL_VOLUME LATENCY")))
         #expect(latency.microseconds == nil)
+        let (idle, _) = try #require(
+            SoundServer.latency(
+                ofSink: "speakers", inListing: listing(state: "SUSPENDED", latency: "0", flags: "DECIBEL_VOLUME")),
+            "a virtual sink is virtual whether it plays or not")
+        #expect(idle.microseconds == nil)
     }
 }
