@@ -140,7 +140,7 @@ struct StripWiringCheck: Service {
                     "first pixel red, last pixel blue (other colours: set receiver.strip.order; last one dark: fewer pixels than set)"
                 )
                 let start = ContinuousClock.now
-                var elapsed = 0.0
+                var due = Duration.zero
                 var announced = false
                 for (step, seconds) in sequence.steps {
                     if case .runner = step, !announced {
@@ -148,11 +148,10 @@ struct StripWiringCheck: Service {
                         announced = true
                     }
                     try strip.showCheck(step == .dark ? nil : .strip(step))
-                    elapsed += seconds
-                    // Each step until its time from the start, but at least half its own time: a late
-                    // wake-up shortens the next steps until the check is on time again, never skips a pixel.
-                    let soonest = ContinuousClock.now + .milliseconds(Int64(seconds * 500))
-                    try await Task.sleep(until: max(start + .milliseconds(Int64(elapsed * 1000)), soonest))
+                    // On the check's grid, each step up at least half its time (StripCheck.nextStep).
+                    let next = StripCheck.nextStep(due: due, seconds: seconds, shown: ContinuousClock.now - start)
+                    due = next.due
+                    try await Task.sleep(until: start + next.at)
                 }
                 say("off")
             }

@@ -196,15 +196,15 @@ final class LampTap: LevelOutput {
             return state.checkGeneration
         }
         guard let generation else { return }
-        showStripCheck(sequence.steps[...], generation: generation, due: eventLoop.now)
+        showStripCheck(sequence.steps[...], generation: generation, start: eventLoop.now, due: .zero)
     }
 
-    /// Shows the first of `steps`, due at `due`, and schedules the rest on the check's own grid
-    /// (each step's time from the start), but never sooner than half its time after the step before
-    /// it was shown: a late wake-up shortens the next steps until the grid is met again, and never
-    /// skips a pixel. The last step, dark, ends the check.
+    /// Shows the first of `steps`, due at `due` after `start`, and schedules the rest as
+    /// ``StripCheck/nextStep(due:seconds:shown:)`` says (on the check's grid, each step up at least
+    /// half its time). The last step, dark, ends the check.
     private func showStripCheck(
-        _ steps: ArraySlice<(step: StripCheck.Step, seconds: Double)>, generation: Int, due: NIODeadline
+        _ steps: ArraySlice<(step: StripCheck.Step, seconds: Double)>, generation: Int, start: NIODeadline,
+        due: Duration
     ) {
         guard let (step, seconds) = steps.first else { return }
         if case .dark = step {
@@ -221,10 +221,10 @@ final class LampTap: LevelOutput {
         guard current else { return }
         publish(.off)  // a new generation: the pages draw the step's pixels
         tellWatchers()
-        let next = due + .nanoseconds(Int64(seconds * 1e9))
-        let soonest = eventLoop.now + .nanoseconds(Int64(seconds * 0.5e9))
-        eventLoop.scheduleTask(deadline: max(next, soonest)) { [self] in
-            showStripCheck(steps.dropFirst(), generation: generation, due: next)
+        let shown = Duration.nanoseconds((eventLoop.now - start).nanoseconds)
+        let next = StripCheck.nextStep(due: due, seconds: seconds, shown: shown)
+        eventLoop.scheduleTask(deadline: start + TimeAmount(next.at)) { [self] in
+            showStripCheck(steps.dropFirst(), generation: generation, start: start, due: next.due)
         }
     }
 

@@ -179,6 +179,23 @@ struct StripRendererTests {
         #expect(check.runnerStep >= StripCheck.shortestStep)
     }
 
+    @Test("the check's steps keep its grid, but a late one stays up at least half its time and the next catch up")
+    func checkPacing() {
+        // On time: the next step at its place on the grid.
+        #expect(
+            StripCheck.nextStep(due: .seconds(2), seconds: 0.25, shown: .seconds(2)) == (.seconds(2.25), .seconds(2.25))
+        )
+        // Shown 0.6 s late: up for half its time, the grid kept for the steps after it.
+        let late = StripCheck.nextStep(due: .seconds(2), seconds: 0.25, shown: .seconds(2.6))
+        #expect(late == (.seconds(2.25), .seconds(2.725)))
+        // Still behind: half a step each, until the grid is met again.
+        #expect(StripCheck.nextStep(due: late.due, seconds: 0.25, shown: late.at) == (.seconds(2.5), .seconds(2.85)))
+        #expect(
+            StripCheck.nextStep(due: .seconds(4), seconds: 0.25, shown: .seconds(3.9)) == (
+                .seconds(4.25), .seconds(4.25)
+            ))
+    }
+
     @Test("a strip fixture on DDP draws the same pixels as the strip renderer")
     func fixtureUsesTheSameRenderer() throws {
         var strip = Fixture(name: "s", target: "ddp://10.0.0.9")

@@ -46,6 +46,15 @@ public struct StripCheck: Sendable, Equatable {
         return runner < pixels ? .runner(runner) : .dark
     }
 
+    /// When the step after one is shown, both from the check's start: the step was due at `due`,
+    /// is shown for `seconds`, and went up at `shown`. The next is due at `due + seconds` (the check's
+    /// own grid) and shown then, but never sooner than half of `seconds` after `shown`: a late wake-up
+    /// shortens the next steps until the grid is met again, and never skips a pixel.
+    public static func nextStep(due: Duration, seconds: Double, shown: Duration) -> (due: Duration, at: Duration) {
+        let next = due + .seconds(seconds)
+        return (next, max(next, shown + .seconds(seconds / 2)))
+    }
+
     /// Seconds the whole check takes.
     public var duration: Double { Self.endsDuration + Double(pixels) * runnerStep }
 }
