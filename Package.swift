@@ -13,6 +13,8 @@ let swiftSettings: [SwiftSetting] = [
 func nio(_ product: String) -> Target.Dependency { .product(name: product, package: "swift-nio") }
 /// swift-log's Logging.
 let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+/// swift-service-lifecycle's ServiceLifecycle.
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
 
 /// A Swift target with the package's language settings.
 func swiftTarget(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
@@ -123,7 +125,7 @@ let package = Package(
                 logging,
                 nio("NIOCore"),
                 nio("NIOPosix"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                serviceLifecycle,
             ]),
         // The thin executable: parses the command line, loads settings, runs services.
         .executableTarget(
@@ -139,7 +141,7 @@ let package = Package(
                 "LightOrganWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 logging,
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                serviceLifecycle,
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ], swiftSettings: swiftSettings),
         // The CPU benchmarks of the analysis (scripts/bench-analysis runs it in a release build) and a strip's frame.
@@ -210,7 +212,7 @@ let package = Package(
                 logging,
                 nio("NIOCore"),
                 nio("NIOPosix"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                serviceLifecycle,
             ]),
     ]
 )
