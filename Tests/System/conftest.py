@@ -77,14 +77,13 @@ def fetched_up_front(request):
     `fetch_up_front()`, before any test enters a namespace without a network."""
     # Out of the first test's own timeout (pytest-timeout's SIGALRM, armed for its setup): on a new machine the
     # fetch takes longer than any test may (Debian roots made from nothing). It has an hour of its own.
-    if signal.getitimer(signal.ITIMER_REAL)[0] <= 0:  # no timeout armed (--timeout 0, or not the signal method)
-        _fetch_up_front(request)
-        return
-    left, _ = signal.setitimer(signal.ITIMER_REAL, FETCH_TIMEOUT)
+    armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0  # not with --timeout 0, nor another timeout method
+    left = signal.setitimer(signal.ITIMER_REAL, FETCH_TIMEOUT)[0] if armed else 0
     try:
         _fetch_up_front(request)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, left)
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, left)
 
 
 FETCH_TIMEOUT = 3600  # seconds the up-front fetch may take (a new machine: packages, roots, corpus, kernel)
