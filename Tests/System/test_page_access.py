@@ -142,7 +142,7 @@ def test_the_owner_gets_in_while_strangers_flood_the_page(name, page_host, engin
         said = page.js("return document.querySelector('#audio-msg').textContent")
         control = page.js("return window.lightorgan.control")
         tap(page, "#stop-audio")
-        gone_dark(page, process, 1)
+        gone_dark(page, process)
         page.close()
     finally:
         strangers.stop()

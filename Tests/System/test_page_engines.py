@@ -48,7 +48,7 @@ def test_the_page_in_each_engine(name, page_host, engine, spawn, music, check, f
     said = page.js("return document.querySelector('#audio-msg').textContent")
     page.screenshot(str(tmp_path / f"{name}-microphone.png"))
     tap(page, "#stop-audio")
-    gone_dark(page, process, 2)
+    gone_dark(page, process)
     page.close()
     frames = shown(process, started)
     lit = [levels for _, levels in frames if max(levels) >= 40]

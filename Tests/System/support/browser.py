@@ -321,7 +321,14 @@ def shown(process, since_wall=0.0):
     return frames
 
 
-def gone_dark(page, process, timeout):
+# How long a test waits after Stop for the page to say nobody sends and the receiver to show dark. The wait ends as
+# soon as both hold; its length is room for a busy machine, not the code's budget: beside two CPU hogs the browser
+# took over 1.5 s to act on the click (the lamps still lit then, measured), while the receiver goes dark on the
+# sender's goodbye or receiver.timeout (1 s) after its last frame, which test_link times on the receiver's clock.
+DARK_AFTER_STOP_S = 10
+
+
+def gone_dark(page, process, timeout=DARK_AFTER_STOP_S):
     """Waits up to `timeout` s until `page` (any engine's, its status shown) says nobody sends and the receiver
     `process` has shown a dark frame last; whether both are so by then."""
     def dark():
