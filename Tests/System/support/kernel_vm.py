@@ -192,7 +192,8 @@ def _raise_group_priority(pid):
 
 def boot(image, initrd, console, time_limit=300):
     """Boots the guest (TCG, 2 vCPUs, 1 GiB; at EMULATOR_NICE, in a session of its own) until it powers off, its
-    serial console into the file `console`; killed after `time_limit` s. The console's text (carriage returns removed)."""
+    serial console into the file `console`; killed after `time_limit` s. The console's text (carriage returns
+    removed)."""
     command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
                "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1"]
     with open(console, "wb") as out:
