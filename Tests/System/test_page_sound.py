@@ -25,6 +25,14 @@ def flash_times(frames):
     return [music_metrics.flashes(times, music_metrics.lightness(levels[:, band])) for band in range(3)]
 
 
+def on_audio_time(frames):
+    """[(audio time s, (b, m, t))] of the receiver's shown frames [(wall time, levels)] of a page that sends: the page
+    sends ~8.7 ms messages at 44.1 kHz, so each 10 ms of its audio completes one frame, shown as it completes, and
+    the n-th frame shown is audio time n × 10 ms. A busy machine delays and bunches the page's messages, which moves
+    wall times, not frames (beside two CPU hogs, bursts 1.5 s apart were 1.6 to 1.8 s apart on the wall clock)."""
+    return [(index * 0.01, levels) for index, (_, levels) in enumerate(frames)]
+
+
 def test_the_microphone_button_makes_the_browser_a_sender(page_host, browser, lightorgan, music, check, figure):
     process, key = page_host.receiver("microphone")
     page = browser("mic", fake_audio=music)
@@ -37,15 +45,11 @@ def test_the_microphone_button_makes_the_browser_a_sender(page_host, browser, li
     page.click("#stop-audio")
     gone_dark(page, process)
     page.close()
-    frames = shown(process, first_sent - 0.5)
+    frames = on_audio_time(shown(process, first_sent - 0.5))
     analysed = subprocess.run([lightorgan, "analyze", "--fps", "100", music], capture_output=True, text=True,
                               check=True).stdout
     times, levels = music_metrics.read_frames(analysed)
     reference = [music_metrics.flashes(times, music_metrics.lightness(levels[:, band])) for band in range(3)]
-    # On the audio's own time line: the page sends ~8.7 ms messages at 44.1 kHz, so each 10 ms of its
-    # audio completes one frame, shown as it completes; the n-th frame shown is audio time n × 10 ms.
-    # (A busy machine delays and bunches the page's messages; that moves wall times, not frames.)
-    frames = [(index * 0.01, levels) for index, (_, levels) in enumerate(frames)]
     lamps = flash_times([f for f in frames if f[0] <= 15])
     # The fake capture starts somewhere near the file's start: find the one offset that lines all
     # three bands up best.
@@ -90,10 +94,7 @@ def test_the_tab_button_shares_another_tabs_audio(page_host, browser, check):
     page.click("#stop-audio")
     gone_dark(page, process)
     page.close()
-    # On the audio's own time line, as in the microphone test: each 10 ms of the tab's audio completes one frame.
-    # Beside two CPU hogs the page's messages came late and bunched, and on the wall clock the 1.5 s between
-    # bursts became 1.6 to 1.8 s (measured).
-    frames = [(index * 0.01, levels) for index, (_, levels) in enumerate(shown(process, first_sent - 0.5))]
+    frames = on_audio_time(shown(process, first_sent - 0.5))
     flashes = flash_times(frames)
     # Each band flashes on its own tone: every 1.5 s; flashes on every burst (0.5 s) would be clicks.
     intervals = [float(np.median(np.diff(band))) if len(band) >= 2 else 0.0 for band in flashes]
