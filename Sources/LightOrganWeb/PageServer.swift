@@ -51,7 +51,7 @@ public final class PageServer: Sendable {
         let bootstrap = ServerBootstrap(group: backend.lampLoop)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             // Newest wins: a page that stops reading stops being written to within 64 KiB.
             .childChannelOption(.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 64 * 1024))
             .childChannelInitializer { channel in
