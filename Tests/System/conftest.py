@@ -1,8 +1,10 @@
 """Fixtures shared by the system tests.
 
 - The built executables: `lightorgan` (debug), `lightorgan_release` (as a Pi runs it, static Swift
-  runtime), `lightorgan_gpiod2` (built against libgpiod 2 in a private prefix), and
-  `repository`. Each is built when missing (a no-op after `scripts/test`, which builds them first).
+  runtime), `lightorgan_gpiod2` (the amd64 package's, libgpiod 2 linked in), and `repository`. Each is built
+  when missing (a no-op after `scripts/test`, which builds them first).
+- `--quick`: the tests that boot no emulated machine, need no package and time nothing (QUICK_LEAVES_OUT), the
+  loop before each commit; the full tier is everything.
 - `spawn(name, *arguments)` runs the executable (or `spawn.command(name, [...])` anything else),
   its output in the test's folder; every process is stopped when the test ends, whatever happened.
 - `check(name, ok, detail)`: a named check, one of pytest's subtests: a failed one is reported with its detail
@@ -13,18 +15,20 @@
   (Chromium, WebKitGTK or Firefox ESR): the page's tests.
 - Everything from the network is fetched before the first test: the Debian packages each selected
   marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
-  Debian roots, the kernel's source).
+  Debian roots, the kernel's source). `--fetch-only` fetches that and runs no test: scripts/test runs it beside
+  the builds, and leaves what needs a package (PackageNotBuilt) to the run that tests.
 """
 import inspect
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import caches  # noqa: E402
+from support import boots, caches  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
@@ -55,7 +59,20 @@ PACKAGES = {
 }
 
 
+# The markers the quick tier (--quick, scripts/test --quick) leaves out: an emulated machine's boot (vm, pi), the
+# built packages (package), anything over a minute (slow), and what measures time or CPU (timing: it wants the
+# machine to itself, which a developer's machine between two edits is not). It selects from the same tests.
+QUICK_LEAVES_OUT = ("vm", "pi", "package", "slow", "timing")
+# The fixtures of the built packages: a test that uses one carries the marker `package` (checked at collection).
+PACKAGE_FIXTURES = ("pi_package", "amd64_package")
+
+
 def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true",
+                     help=f"the quick tier: leave out the tests marked {', '.join(QUICK_LEAVES_OUT)}")
+    parser.addoption("--fetch-only", action="store_true",
+                     help="fetch what the selected tests need (their markers' packages, each module's fetch_up_front) "
+                          "and run no test; what needs a package not given is left to the run that tests")
     parser.addoption("--pi-package", default=None,
                      help="the arm64 .deb to test (default: built by scripts/build-pi arm64 when needed)")
     parser.addoption("--amd64-package", default=None,
@@ -65,6 +82,16 @@ def pytest_addoption(parser):
 # -- what a run needs from the network, first ----------------------------------------------------
 
 def pytest_collection_modifyitems(session, config, items):
+    unmarked = [item.nodeid for item in items if not item.get_closest_marker("package")
+                and any(name in getattr(item, "fixturenames", ()) for name in PACKAGE_FIXTURES)]
+    if unmarked:
+        raise pytest.UsageError("these tests use a package without the marker `package` (the quick tier would run "
+                                f"them): {', '.join(unmarked)}")
+    if config.getoption("--quick"):
+        left_out = [item for item in items if any(item.get_closest_marker(name) for name in QUICK_LEAVES_OUT)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item not in left_out]
     config.stash[_selected] = list(items)
 
 
@@ -79,14 +106,23 @@ def fetched_up_front(request):
     # fetch takes longer than any test may (Debian roots made from nothing). It has an hour of its own.
     armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0  # not with --timeout 0, nor another timeout method
     left = signal.setitimer(signal.ITIMER_REAL, FETCH_TIMEOUT)[0] if armed else 0
+    started = time.monotonic()
     try:
         _fetch_up_front(request)
+    except Exception as error:
+        if request.config.getoption("--fetch-only"):
+            pytest.exit(f"the fetch failed after {time.monotonic() - started:.0f} s: {error}", returncode=1)
+        raise
     finally:
         if armed:
             signal.setitimer(signal.ITIMER_REAL, left)
+        request.config.stash[_fetch_seconds] = time.monotonic() - started
+    if request.config.getoption("--fetch-only"):
+        pytest.exit(f"fetched up front in {time.monotonic() - started:.0f} s", returncode=0)
 
 
 FETCH_TIMEOUT = 3600  # seconds the up-front fetch may take (a new machine: packages, roots, corpus, kernel)
+_fetch_seconds = pytest.StashKey()
 
 
 def _fetch_up_front(request):
@@ -103,25 +139,28 @@ def _fetch_up_front(request):
         if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
             seen.add(fetch)
             # fetch_up_front(request) may ask for session fixtures (the package it fetches for).
-            fetch(request) if inspect.signature(fetch).parameters else fetch()
+            try:
+                fetch(request) if inspect.signature(fetch).parameters else fetch()
+            except PackageNotBuilt as missing:  # --fetch-only: the rest of this fetch waits for the test run
+                print(f"fetch: {item.module.__name__}: the rest waits for {missing}", flush=True)
 
 
 # -- the executables -----------------------------------------------------------------------------
 
-def _swift(*arguments, env=None):
+def _swift(*arguments):
     swift = "swift"
     if subprocess.run(["sh", "-c", "command -v swift"], capture_output=True).returncode != 0:
         swift = "/opt/swift/usr/bin/swift"
-    return subprocess.run([swift, *arguments], cwd=REPOSITORY, check=True, capture_output=True, text=True,
-                          env=None if env is None else {**os.environ, **env}).stdout.strip()
+    return subprocess.run([swift, *arguments], cwd=REPOSITORY, check=True, capture_output=True,
+                          text=True).stdout.strip()
 
 
-def _built(configuration, *arguments, scratch=".build", env=None):
-    """The executable of `configuration` (debug, release) in `scratch`: as built (scripts/test builds
-    everything first), else built now."""
-    path = os.path.join(REPOSITORY, scratch, configuration, "lightorgan")
+def _built(configuration, *arguments):
+    """The executable of `configuration` (debug, release) in .build: as built (scripts/test builds everything
+    first), else built now."""
+    path = os.path.join(REPOSITORY, ".build", configuration, "lightorgan")
     if not os.path.exists(path):
-        _swift("build", *arguments, "--scratch-path", scratch, "--product", "lightorgan", env=env)
+        _swift("build", *arguments, "--product", "lightorgan")
     return path
 
 
@@ -144,23 +183,22 @@ def lightorgan_release():
 
 
 @pytest.fixture(scope="session")
-def libgpiod2_prefix():
-    """libgpiod 2 (trixie's API) from bookworm-backports in a private prefix (scripts/lib/libgpiod2.sh)."""
-    return subprocess.run(["bash", "scripts/lib/libgpiod2.sh", ".build-gpiod2-prefix"], cwd=REPOSITORY, check=True,
-                          capture_output=True, text=True).stdout.strip().splitlines()[-1]
+def lightorgan_gpiod2(unpacked):
+    """The release build against libgpiod 2: the amd64 package's own binary (sid's libgpiod 2 linked in statically,
+    built by scripts/build-pi), so the build that ships is the one the x86 guest runs; no second build."""
+    return os.path.join(unpacked, "usr/bin/lightorgan")
 
 
-@pytest.fixture(scope="session")
-def lightorgan_gpiod2(libgpiod2_prefix):
-    """The release build against libgpiod 2; run it with LD_LIBRARY_PATH at `libgpiod2_prefix`'s library."""
-    return _built("release", *RELEASE, scratch=".build-gpiod2",
-                  env={"PKG_CONFIG_PATH": f"{libgpiod2_prefix}/usr/lib/pkgconfig-lightorgan"})
+class PackageNotBuilt(Exception):
+    """--fetch-only runs beside the builds: a package not given is not built yet, and is not built there."""
 
 
 def _package(request, option, arch):
     given = request.config.getoption(option)
     if given:
         return os.path.abspath(given)
+    if request.config.getoption("--fetch-only"):
+        raise PackageNotBuilt(f"the {arch} package")
     output = subprocess.run(["bash", "scripts/build-pi", arch], cwd=REPOSITORY, check=True, capture_output=True,
                             text=True).stdout
     return output.strip().splitlines()[-1]
@@ -257,6 +295,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     made, failed = config.stash.get(_checks_made, [0, 0])
     if made:
         terminalreporter.write_line(f"named checks: {made} made, {failed} failed")
+    _where_the_time_went(terminalreporter, config)
+
+
+def _where_the_time_went(terminalreporter, config):
+    """The seconds of each module (set-ups, tests and teardowns; its module fixtures' boots are in its first
+    set-up), of the up-front fetch (inside the first set-up), and the emulated machines booted, by model."""
+    seconds = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if type(report) is pytest.TestReport:  # not a subtest's report: its time is its test's
+                module = report.nodeid.split("::")[0]
+                seconds[module] = seconds.get(module, 0.0) + report.duration
+    if not seconds:
+        return
+    terminalreporter.section("seconds by module")
+    fetch = config.stash.get(_fetch_seconds, None)
+    if fetch is not None:
+        terminalreporter.write_line(f"{fetch:8.0f} s  the up-front fetch (in the first test's set-up: its module's too)")
+    for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{total:8.0f} s  {module}")
+    booted = boots.counted()
+    terminalreporter.write_line("emulated machines booted: " + (", ".join(
+        f"{model} {count}" for model, count in sorted(booted.items())) or "none"))
 
 
 # -- namespaces ----------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from support.apt_release import (  # noqa: F401 (fetch_up_front: conftest runs i
     tail,
 )
 
-pytestmark = [pytest.mark.release, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.release, pytest.mark.package, pytest.mark.timeout(1800)]
 
 
 # -- install.sh in fresh roots ----------------------------------------------------------------

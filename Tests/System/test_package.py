@@ -15,7 +15,7 @@ import pytest
 
 from support.apt_release import run, tail
 
-pytestmark = [pytest.mark.release]
+pytestmark = [pytest.mark.release, pytest.mark.package]
 
 COMPLETIONS = {"bash": "usr/share/bash-completion/completions/lightorgan",
                "zsh": "usr/share/zsh/vendor-completions/_lightorgan",

@@ -23,7 +23,7 @@ from support.apt_release import run, tail
 from support.booted_root import ADDRESS, BootedRoot
 from support.processes import wait_for
 
-pytestmark = [pytest.mark.release]
+pytestmark = [pytest.mark.release, pytest.mark.package]
 
 GUESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guests")
 UNIT = "usr/lib/systemd/system/lightorgan-receiver.service"

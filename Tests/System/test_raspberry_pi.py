@@ -5,15 +5,16 @@
   no network: the lists and .debs are fetched up front): apt resolves the Depends, postinst makes the
   lightorgan user in group gpio, and the installed lightorgan receives frames from its own sender there
   (guests/debian-root.sh).
-- raspi3b: QEMU's Raspberry Pi 3 (TCG) boots Debian's arm64 kernel with its Pi 3 device tree, so the real
+- raspi3b: QEMU 10's Raspberry Pi 3 (TCG) boots Debian's arm64 kernel with its Pi 3 device tree, so the real
   pinctrl-bcm2835 GPIO driver runs; the packaged binary with bookworm's libraries (glibc 2.36) drives
   BCM 5, 6, 13 from frames sent inside the VM, read back from the kernel side (guests/raspi-init.sh, the
   VM's /init, prints "PI: ..." lines that the tests here judge).
-- raspi4b: the same on QEMU's Raspberry Pi 4 (BCM2711, from QEMU 10 of bookworm-backports in a private
+- raspi4b: the same on QEMU's Raspberry Pi 4 (BCM2711; QEMU 10 from bookworm-backports in a private
   prefix: support/qemu_backports.py) with the same kernel's Pi 4 device tree: the same driver registers as
   pinctrl-bcm2711 (58 lines) there, on QEMU's BCM2838 GPIO model; the tree's always-on block (…@7ef0xxxx), which
   QEMU does not map, is disabled in a copy. Every Pi test runs on both machines.
-The models, the boot files and the boot itself are support/raspberry_pi.py's, shared with test_strip_on_the_pi.py.
+The models, the boot files and the boot itself are support/raspberry_pi.py's: each model's whole boot runs these
+GPIO steps, then test_strip_on_the_pi.py's, and both modules judge its lines.
 """
 import os
 import re
@@ -23,7 +24,7 @@ import pytest
 from support import debian_roots
 from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: called by conftest.py)
 
-pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 # -- the package installed in a root -------------------------------------------------------------
@@ -62,16 +63,16 @@ def test_installed_receiver_shows_the_installed_senders_frames(installed_root, c
 # -- the emulated Raspberry Pi 3 and 4 -----------------------------------------------------------
 
 @pytest.fixture(scope="module", params=list(MODELS))
-def raspberry_pi(request, tmp_path_factory, boot_files):
-    """QEMU's raspi3b (bookworm's QEMU 7.2), then its raspi4b (QEMU 10), each booted once with Debian's arm64
-    kernel and guests/raspi-init.sh as /init (support/raspberry_pi.py); QEMU is stopped whatever happens."""
-    model = MODELS[request.param]
-    return boot_files.boot(model, str(tmp_path_factory.mktemp(model.machine)))
+def raspberry_pi(request, pi_boots):
+    """QEMU's raspi3b, then its raspi4b, each booted once for the session with Debian's arm64 kernel and
+    guests/raspi-init.sh as /init (support/raspberry_pi.py: Boots.whole); QEMU is stopped whatever happens."""
+    return pi_boots.whole(request.param)
 
 
 def test_debian_kernel_boots_on_the_emulated_raspberry_pi(raspberry_pi, check, figure):
     pi, model = raspberry_pi, raspberry_pi.model
-    figure(f"the emulated {model.short} ({model.machine}) booted and ran in {pi.seconds:.0f} s")
+    figure(f"the emulated {model.short} ({model.machine}) booted and ran its GPIO and strip steps in "
+           f"{pi.seconds:.0f} s")
     check(f"Debian's arm64 kernel boots on the emulated {model.name}",
           pi.said(rf"kernel {re.escape(pi.kernel)} on {model.name}"), "" if pi.lines else pi.console[-1500:])
     pins = pi.said(r"pins report (\S*): (.*)")

@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.release, pytest.mark.timeout(1800)]
 # -- the repository ---------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.package
 def test_release_makes_a_signed_repository_of_both_architectures(repositories, pi_package, amd64_package, check,
                                                                   figure):
     made, path = repositories.made, repositories.path

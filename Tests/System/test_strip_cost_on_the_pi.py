@@ -2,7 +2,8 @@
 benchmark, on the emulated Raspberry Pi 3 and 4 (the packaged lightorgan; the kernel's spidev and spi-bcm2835 into
 QEMU 10's SPI model; support/strip_pi.py).
 
-One boot per model for it alone (guests/raspi-strip.sh with `lightorgan.cost`): the receiver with its three GPIO
+The counted boot of each model (support/raspberry_pi.py's Boots; guests/raspi-strip.sh with `lightorgan.cost`, the
+600-pixel frames of test_strip_on_the_pi.py after it): the receiver with its three GPIO
 lamps fed the packaged sender's demo at 100 frames/s (the level response: every lamp moves all the time) for 30 s
 of the guest's time, then the same with 300 pixels (scroll) on SPI beside them. How the figures are made exact
 under emulation:
@@ -22,20 +23,19 @@ import statistics
 import pytest
 
 from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
-from support.strip_pi import RESET_BYTES, boot_strip_pi
+from support.strip_pi import RESET_BYTES, strip_pi
 
-pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]
 
-COST_PARAMETERS = "lightorgan.cost nohz_full=1 spi-bcm2835.polling_limit_us=1000000"
 PIXELS = 300
 PWM_HZ = 200  # receiver.pwm_frequency's default
 GOAL = 1.3  # the strip's receiver at most 1.3 times the lamps' user time
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
-def counted_strip_pi(request, tmp_path_factory, boot_files):
-    """The Pi booted for the benchmark alone: instructions counted, CPU 1 nohz_full, the SPI driver polling."""
-    return boot_strip_pi(request, tmp_path_factory, boot_files, COST_PARAMETERS, icount=1)
+def counted_strip_pi(request, pi_boots):
+    """The Pi's counted boot: instructions counted, CPU 1 nohz_full, the SPI driver polling."""
+    return strip_pi(pi_boots.counted(request.param))
 
 
 def _cost(strip, run):

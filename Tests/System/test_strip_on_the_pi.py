@@ -5,11 +5,12 @@ bytes the driver put in the FIFO (QEMU's trace of the SPI block's register write
 what Adafruit's neopixel_spi, an independent encoder from PyPI, makes of the expected pixels
 (support/neopixel_reference.py).
 
-Each model boots twice here (support/strip_pi.py; guests/raspi-strip.sh as /init marks its steps in the trace):
-with spidev's default transfer limit (4096 bytes) for the route (busybox's own bytes back exactly), the receiver's
-frames, dark after a disconnect, receiver.timeout and SIGTERM, test-leds' sequence and the errors; then with
-`spidev.bufsiz=32768` on the kernel's command line, where a 600-pixel frame goes out as one transfer. What the
-strip costs the receiver is the benchmark of test_strip_cost_on_the_pi.py, in a boot of its own.
+Each model's two boots of the session are judged here (support/raspberry_pi.py's Boots; guests/raspi-strip.sh marks
+its steps in the trace): the whole boot, after test_raspberry_pi.py's GPIO steps, with spidev's default transfer
+limit (4096 bytes) for the route (busybox's own bytes back exactly), the receiver's frames, dark after a
+disconnect, receiver.timeout and SIGTERM, test-leds' sequence and the errors; and the counted boot, after the cost
+benchmark of test_strip_cost_on_the_pi.py, with `spidev.bufsiz=32768` on the kernel's command line, where a
+600-pixel frame goes out as one transfer.
 
 What the timing figures mean: QEMU's SPI model has no time of its own (a FIFO write moves at once); the times
 are what the driver's CLK divider gives at the core clock the kernel's clock driver reports for QEMU's clock
@@ -23,9 +24,9 @@ import pytest
 
 from support import neopixel_reference, ws2812_spi
 from support.raspberry_pi import MODELS, SPI_DEVICE, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
-from support.strip_pi import RESET_BYTES, STRIP_HZ, boot_strip_pi
+from support.strip_pi import RESET_BYTES, STRIP_HZ, strip_pi as strip_of
 
-pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 PALETTE = ((255, 0, 0), (0, 255, 0), (0, 0, 255))  # receiver.strip.palette's default: red, green, blue
 # The route's hand-encoded pixels (guests/raspi-strip.sh) and the 384 bytes busybox writes.
@@ -49,15 +50,15 @@ def adafruit_wire(colours):
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
-def strip_pi(request, tmp_path_factory, boot_files):
-    """The Pi booted with spidev's default transfer limit, guests/raspi-strip.sh's whole run traced."""
-    return boot_strip_pi(request, tmp_path_factory, boot_files)
+def strip_pi(request, pi_boots):
+    """The Pi's whole boot (spidev's default transfer limit), guests/raspi-strip.sh's steps traced."""
+    return strip_of(pi_boots.whole(request.param))
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
-def large_strip_pi(request, tmp_path_factory, boot_files):
-    """The Pi booted again with spidev.bufsiz=32768, for the 600-pixel frame."""
-    return boot_strip_pi(request, tmp_path_factory, boot_files, "spidev.bufsiz=32768")
+def large_strip_pi(request, pi_boots):
+    """The Pi's counted boot, with spidev.bufsiz=32768, for the 600-pixel frame."""
+    return strip_of(pi_boots.counted(request.param))
 
 
 def _pixels_text(pixels):
@@ -238,7 +239,7 @@ def test_strip_faults_are_one_line_with_their_fix(strip_pi, check):
 
 def test_spidev_bufsiz_on_the_command_line_lets_5000_bytes_through(large_strip_pi, check, figure):
     strip, said, short = large_strip_pi, large_strip_pi.pi.said, large_strip_pi.model.short
-    figure(f"the emulated {short} booted again with spidev.bufsiz=32768 and ran in {strip.pi.seconds:.0f} s")
+    figure(f"the emulated {short} booted with spidev.bufsiz=32768 (and -icount) and ran in {strip.pi.seconds:.0f} s")
     check(f"{short}: spidev.bufsiz=32768 on the kernel's command line is in force", said(r"spidev .* bufsiz 32768$"))
     check(f"{short}: busybox's 5000 bytes go out as one transfer, exactly",
           [transfer.data for transfer in strip.transfers("route-5000")] == [bytes(5000)],

@@ -3,8 +3,8 @@
 # packaged lightorgan against the Pi's real GPIO driver (pinctrl-bcm2835, which registers as pinctrl-bcm2711 on
 # a Pi 4) and reads the pins back from the kernel side: the driver's own pin report in debugfs (GPLEV, the level
 # register of QEMU's BCM2835 or BCM2838 GPIO model) and, for PWM timing, the kernel's gpio_value trace events
-# with its own timestamps. Prints "PI: ..." lines for the test to judge; Linux cannot power these machines off,
-# so the host stops QEMU after "PI: done".
+# with its own timestamps. Prints "PI: ..." lines for the test to judge, then goes on as /strip-init
+# (guests/raspi-strip.sh) in the same boot, which ends with "PI: done".
 /usr/bin/busybox --install -s /usr/bin
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 mount -t debugfs debugfs /sys/kernel/debug; mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -165,7 +165,7 @@ if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.k
 else
     echo "PI: no gpio-sim module"
 fi
-echo "PI: done"
-sync
-# Linux cannot power a raspi3b or raspi4b off: the host stops QEMU on "PI: done".
-while true; do sleep 60; done
+# Every lightorgan of these steps gone (the lines and ports free, up to 20 s), the same boot goes on with the strip's.
+i=0; while [ $i -lt 40 ] && pidof lightorgan >/dev/null; do sleep 0.5; i=$((i + 1)); done
+pidof lightorgan >/dev/null && echo "PI: lightorgan still running after the GPIO steps: $(pidof lightorgan)"
+exec /strip-init

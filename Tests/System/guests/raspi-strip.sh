@@ -4,16 +4,20 @@
 # writes QEMU traces to a file on the host. The host decodes the bytes the driver put in the FIFO; here the guest
 # marks each step with a transfer of its own ("MARK:name", ASCII) and prints "PI: ..." lines for the test to judge.
 # First the route itself (busybox writing known bytes: spidev takes a plain write() as one transfer), then the
-# packaged receiver with a strip. Booted with spidev.bufsiz above 4096, only the steps of large frames run; booted
-# with lightorgan.cost (and QEMU's -icount), only the cost benchmark.
-/usr/bin/busybox --install -s /usr/bin
-mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
-mount -t debugfs debugfs /sys/kernel/debug
-ip link set lo up
+# packaged receiver with a strip. Two boots run it (support/raspberry_pi.py, Boots): after guests/raspi-init.sh's
+# GPIO steps, the route and the receiver's strip with spidev's default transfer limit; booted as itself with
+# lightorgan.cost (and QEMU's -icount) and spidev.bufsiz above 4096, the cost benchmark, then the large frames.
+if [ ! -e /proc/self ]; then  # /init itself: not run after raspi-init.sh, which did this
+    /usr/bin/busybox --install -s /usr/bin
+    mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+    mount -t debugfs debugfs /sys/kernel/debug
+    ip link set lo up
+    echo "PI: kernel $(uname -r) on $(tr -d '\0' </proc/device-tree/model)"
+    echo "PI: booted after $(cut -d' ' -f1 /proc/uptime) s"
+fi
 export HOME=/tmp
 cd /tmp
-echo "PI: kernel $(uname -r) on $(tr -d '\0' </proc/device-tree/model)"
-echo "PI: booted after $(cut -d' ' -f1 /proc/uptime) s"
+echo "PI: strip steps from $(cut -d' ' -f1 /proc/uptime) s"
 
 # The modules as modprobe would load them (it passes the command line's MODULE.PARAMETER=VALUE; insmod does not):
 # spidev is built into Debian's kernel, spi-bcm2835 is a module.
@@ -135,7 +139,9 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
         kill -TERM $sender; wait $sender
         kill -TERM $receiver; wait $receiver
     done
-elif [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
+    pin=""
+fi
+if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then
     # -- the route: busybox's bytes come back exactly -------------------------------------------
     mark route-3; printf '\001\002\003' >$spi; echo "PI: route 3 bytes status $?"
     i=0; : >/tmp/384.bin; while [ $i -lt 384 ]; do printf "\\$(printf %03o $((i % 256)))" >>/tmp/384.bin; i=$((i + 1)); done

@@ -61,10 +61,12 @@ def fetch_up_front(request):
     """The packages, the roots (made once: minutes) and, per install root, the .debs of the package's Depends."""
     if not _slow_tests_selected(request):
         return
-    packages = {"arm64": request.getfixturevalue("pi_package"), "amd64": request.getfixturevalue("amd64_package")}
-    for suite, arch in INSTALL_ROOTS:
-        debian_roots.fetch_depends(suite, debian_roots.root(suite, arch), packages[arch], arch)
+    roots = {(suite, arch): debian_roots.root(suite, arch) for suite, arch in INSTALL_ROOTS}
     debian_roots.root("bookworm", "armhf", "essential")
+    # The packages last: a fetch beside the builds (--fetch-only) stops here, before they are built.
+    packages = {"arm64": request.getfixturevalue("pi_package"), "amd64": request.getfixturevalue("amd64_package")}
+    for (suite, arch), root in roots.items():
+        debian_roots.fetch_depends(suite, root, packages[arch], arch)
 
 
 def run(command, **arguments):

@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 
-from support import caches
+from support import boots, caches
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUESTS = os.path.join(os.path.dirname(HERE), "guests")
@@ -100,21 +100,15 @@ def _modules(version, name):
     return [line.split()[1] for line in shown.splitlines() if line.startswith("insmod ")]
 
 
-def _copy_with_libraries(program, root, destination, library_path=None):
-    """Copies `program` to root/destination and every shared library it loads to the same path in root
-    (a library from a private prefix, libgpiod 2 on bookworm, also where the loader looks)."""
+def _copy_with_libraries(program, root, destination):
+    """Copies `program` to root/destination and every shared library it loads to the same path in root."""
     shutil.copy(program, os.path.join(root, destination))
-    environment = dict(os.environ, **({"LD_LIBRARY_PATH": library_path} if library_path else {}))
-    linked = subprocess.run(["ldd", program], capture_output=True, text=True, env=environment).stdout
+    linked = subprocess.run(["ldd", program], capture_output=True, text=True).stdout
     for library in re.findall(r"(/[^ ]+)", linked):
-        targets = [library]
-        if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
-            targets.append(os.path.join("/lib/x86_64-linux-gnu", os.path.basename(library)))
-        for target in targets:
-            path = root + target
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            if not os.path.exists(path):
-                shutil.copy(os.path.realpath(library), path)
+        path = root + library
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            shutil.copy(os.path.realpath(library), path)
 
 
 def gpio_trace(folder):
@@ -132,7 +126,7 @@ def tone(path, seconds=6):
         file.write(numpy.repeat(samples, 2).tobytes())
 
 
-def initramfs(folder, lightorgan, version, library_path=None):
+def initramfs(folder, lightorgan, version):
     """The guest's initramfs (gzip'd cpio) in `folder`; its path."""
     root = os.path.join(folder, "root")
     for part in ["bin", "sbin", "dev", "proc", "sys", "tmp", "etc", "lib/modules", "usr/share", "lib64"]:
@@ -146,7 +140,7 @@ def initramfs(folder, lightorgan, version, library_path=None):
     shutil.copy(gpio_sim_module(version), os.path.join(root, "lib/modules/gpio-sim.ko"))
     with open(os.path.join(root, "lib/modules/order"), "w") as order:
         order.write("".join(os.path.basename(module) + "\n" for module in modules) + "gpio-sim.ko\n")
-    _copy_with_libraries(lightorgan, root, "bin/lightorgan", library_path)
+    _copy_with_libraries(lightorgan, root, "bin/lightorgan")
     _copy_with_libraries(shutil.which("aplay"), root, "bin/aplay")
     os.symlink("aplay", os.path.join(root, "bin/arecord"))
     shutil.copy(gpio_trace(folder), os.path.join(root, "bin/gpio-trace"))
@@ -196,6 +190,7 @@ def boot(image, initrd, console, time_limit=300):
     removed)."""
     command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
                "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1"]
+    boots.count("x86_64")
     with open(console, "wb") as out:
         qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_nice_emulator)

@@ -1,7 +1,7 @@
 """QEMU 10 from bookworm-backports in a private prefix, for its `raspi4b` machine (BCM2711), which bookworm's
 QEMU 7.2 lacks (raspi4b came in QEMU 9.0).
 
-The way scripts/lib/libgpiod2.sh puts libgpiod 2 beside the system's 1.6: a private apt configuration with
+Beside the system's QEMU, never instead of it: a private apt configuration with
 only `bookworm-backports` (on the mirror this machine already uses), `apt-get download` of the three QEMU
 packages, `dpkg -x` into ~/.cache/lightorgan/qemu-bookworm-backports, the system's QEMU 7.2 untouched:
   qemu-system-arm     qemu-system-aarch64 itself; its Depends are all bookworm libraries, the same set as

@@ -1,14 +1,20 @@
-"""The emulated Raspberry Pi 3 and 4 of the Pi tests (test_raspberry_pi.py, test_strip_on_the_pi.py): the models,
-the boot files (Debian's arm64 kernel from sid's sysroot, its device trees, one initramfs with the package), a boot
-that runs a guest script as /init until it says "PI: done", and the package installed in Debian roots with apt.
+"""The emulated Raspberry Pi 3 and 4 of the Pi tests (test_raspberry_pi.py, test_strip_on_the_pi.py,
+test_strip_cost_on_the_pi.py): the models, the boot files (Debian's arm64 kernel from sid's sysroot, its device trees,
+one initramfs with the package), a boot that runs a guest script as /init until it says "PI: done", the two boots of
+each model the session shares (`pi_boots`), and the package installed in Debian roots with apt.
 
 - raspi3b: QEMU's Raspberry Pi 3 (TCG) boots Debian's arm64 kernel with its Pi 3 device tree: the real
-  pinctrl-bcm2835 GPIO driver runs on QEMU's BCM2835 GPIO model. raspi4b: QEMU 10's Raspberry Pi 4 (BCM2711, from
-  bookworm-backports in a private prefix: support/qemu_backports.py) with the same kernel's Pi 4 device tree; the
-  tree's always-on block (…@7ef0xxxx), which QEMU does not map, is disabled in a copy (see MODELS).
-- SPI (`spi=True`): both machines on QEMU 10, whose BCM2835 SPI model (hw/ssi/bcm2835_spi.c) 7.2 lacks; the device
-  tree copy has SPI0 on as `dtparam=spi=on` makes it on a Pi (see `BootFiles.dtb`), and QEMU traces the SPI block's
-  register writes to a file (support/ws2812_spi.py reads it).
+  pinctrl-bcm2835 GPIO driver runs on QEMU's BCM2835 GPIO model. raspi4b: QEMU's Raspberry Pi 4 (BCM2711) with the
+  same kernel's Pi 4 device tree; the tree's always-on block (…@7ef0xxxx), which QEMU does not map, is disabled in a
+  copy (see MODELS).
+- Both on QEMU 10 (from bookworm-backports in a private prefix: support/qemu_backports.py), for its raspi4b (9.0)
+  and its BCM2835 SPI model (hw/ssi/bcm2835_spi.c, 10.0), which bookworm's QEMU 7.2 lacks: the device tree copy
+  has SPI0 on as `dtparam=spi=on` makes it on a Pi (see `BootFiles.dtb`), and QEMU traces the SPI block's register
+  writes to a file (support/ws2812_spi.py reads it).
+- Two boots of each model per session, whichever modules run (`pi_boots`): the whole boot, guests/raspi-init.sh's
+  GPIO steps then guests/raspi-strip.sh's strip steps, for test_raspberry_pi.py and test_strip_on_the_pi.py; and
+  the counted boot (QEMU's -icount) for the strip's cost benchmark, then its 600-pixel frames with spidev.bufsiz
+  raised, for test_strip_cost_on_the_pi.py and test_strip_on_the_pi.py.
 - QEMU runs with no display and no audio backend (`-nodefaults`, the console on the first UART), so it loads none of
   its modules: another QEMU's modules in the system's folder (qemu-system-gui 7.2's audio-pa.so) are never probed.
 - The initramfs: busybox, the package unpacked, openssl and the libraries both load from the bookworm root the
@@ -17,6 +23,7 @@ that runs a guest script as /init until it says "PI: done", and the package inst
 The roots, the Pi's kernel and QEMU 10 are fetched once and cached in ~/.cache/lightorgan (support/debian_roots.py,
 support/qemu_backports.py).
 """
+import concurrent.futures
 import gzip
 import lzma
 import os
@@ -27,7 +34,7 @@ import time
 
 import pytest
 
-from support import debian_roots, qemu_backports
+from support import boots, debian_roots, qemu_backports
 from support.processes import Process
 
 GUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "guests")
@@ -44,11 +51,13 @@ SPI_DEVICE = {"compatible": "rohm,dh2228fv", "spi-max-frequency": 3_000_000}
 def fetch_up_front(request):
     """The roots, the Pi's kernel (sid's arm64 sysroot), QEMU 10 and, per root, what apt needs to install the
     package."""
-    deb = request.getfixturevalue("pi_package")
     debian_roots.arm64_sysroot()
     qemu_backports.qemu()
-    for suite in debian_roots.SUITES:
-        debian_roots.fetch_depends(suite, debian_roots.arm64_root(suite), deb)
+    roots = {suite: debian_roots.arm64_root(suite) for suite in debian_roots.SUITES}
+    # The package last: a fetch beside the builds (--fetch-only) stops here, before it is built.
+    deb = request.getfixturevalue("pi_package")
+    for suite, root in roots.items():
+        debian_roots.fetch_depends(suite, root, deb)
 
 
 # -- the package installed in a root -------------------------------------------------------------
@@ -106,14 +115,6 @@ class Model:
         self.memory, self.label, self.lines = memory, label, lines
         self.console, self.unmapped, self.spi_options = console, unmapped, spi_options
 
-    def qemu(self, spi=False):
-        """(command prefix, extra environment, its version) of the QEMU to run this machine: QEMU 10 for the
-        raspi4b (it came in 9.0) and for SPI (10.0's model), else bookworm's QEMU 7.2."""
-        if self.machine == "raspi3b" and not spi:
-            return ["qemu-system-aarch64"], None, 7
-        qemu = qemu_backports.qemu()
-        return qemu.command(), qemu.env, 10
-
 
 MODELS = {
     # QEMU's raspi machines take only the board's own RAM size (-m).
@@ -134,8 +135,11 @@ MODELS = {
 }
 
 
+BOOT_LIMIT = 900  # seconds a boot may run, its guest script included, before QEMU is stopped
+
+
 class RaspberryPi:
-    """What the emulated Pi's /init printed: its "PI:" lines; the SPI trace's path for an SPI boot."""
+    """What the emulated Pi's /init printed: its "PI:" lines; the path of its SPI trace."""
 
     def __init__(self, model, kernel, console, seconds, trace=None, folder=None):
         self.model, self.kernel, self.console, self.seconds = model, kernel, console, seconds
@@ -221,15 +225,13 @@ class BootFiles:
     def __init__(self, sysroot, kernel, kernel_folder, initrd):
         self.sysroot, self.kernel, self.kernel_folder, self.initrd = sysroot, kernel, kernel_folder, initrd
 
-    def dtb(self, model, folder, spi=False):
-        """The model's device tree from the kernel package, or a copy in `folder`: on the Pi 4 with the devices
-        QEMU does not map disabled (Model.unmapped); with `spi`, SPI0 on as the firmware's `dtparam=spi=on`
-        turns it on (status okay, a spidev device at chip select 0; the Pi 4 chip select on GPIO 8 as
-        Raspberry Pi's tree has it, without which the driver defers its probe there), but without its DMA
-        channels: QEMU models no DMA for it."""
+    def dtb(self, model, folder):
+        """A copy in `folder` of the model's device tree from the kernel package: on the Pi 4 with the devices
+        QEMU does not map disabled (Model.unmapped); SPI0 on as the firmware's `dtparam=spi=on` turns it on
+        (status okay, a spidev device at chip select 0; the Pi 4 chip select on GPIO 8 as Raspberry Pi's tree has
+        it, without which the driver defers its probe there), but without its DMA channels: QEMU models no DMA
+        for it."""
         dtb = os.path.join(self.sysroot, f"usr/lib/linux-image-{self.kernel}/{model.dtb}")
-        if not model.unmapped and not spi:
-            return dtb
         copy = os.path.join(folder, os.path.basename(dtb))
         shutil.copy(dtb, copy)
         if model.unmapped:
@@ -238,50 +240,48 @@ class BootFiles:
                 if node.partition("@")[2].startswith(model.unmapped):
                     _fdtput(copy, "-t", "s", f"/soc/{node}", "status", "disabled")
                     print(f"{model.machine}: disabled /soc/{node} (QEMU does not map it)")
-        if spi:
-            _fdtput(copy, "-t", "s", SPI_NODE, "status", "okay")
-            present = subprocess.run(["fdtget", "-p", copy, SPI_NODE], capture_output=True, text=True).stdout.split()
-            for name in ("dmas", "dma-names"):
-                if name in present:
-                    _fdtput(copy, "-d", SPI_NODE, name)
-            if model.machine == "raspi4b":
-                gpio = subprocess.run(["fdtget", copy, "/soc/gpio@7e200000", "phandle"], capture_output=True,
-                                      text=True, check=True).stdout.strip()
-                _fdtput(copy, "-t", "u", SPI_NODE, "cs-gpios", gpio, "8", "1")  # GPIO 8, active low
-            leds = f"{SPI_NODE}/leds@0"
-            _fdtput(copy, "-c", leds)
-            _fdtput(copy, "-t", "s", leds, "compatible", SPI_DEVICE["compatible"])
-            _fdtput(copy, "-t", "u", leds, "reg", "0")
-            _fdtput(copy, "-t", "u", leds, "spi-max-frequency", str(SPI_DEVICE["spi-max-frequency"]))
+        _fdtput(copy, "-t", "s", SPI_NODE, "status", "okay")
+        present = subprocess.run(["fdtget", "-p", copy, SPI_NODE], capture_output=True, text=True).stdout.split()
+        for name in ("dmas", "dma-names"):
+            if name in present:
+                _fdtput(copy, "-d", SPI_NODE, name)
+        if model.machine == "raspi4b":
+            gpio = subprocess.run(["fdtget", copy, "/soc/gpio@7e200000", "phandle"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+            _fdtput(copy, "-t", "u", SPI_NODE, "cs-gpios", gpio, "8", "1")  # GPIO 8, active low
+        leds = f"{SPI_NODE}/leds@0"
+        _fdtput(copy, "-c", leds)
+        _fdtput(copy, "-t", "s", leds, "compatible", SPI_DEVICE["compatible"])
+        _fdtput(copy, "-t", "u", leds, "reg", "0")
+        _fdtput(copy, "-t", "u", leds, "spi-max-frequency", str(SPI_DEVICE["spi-max-frequency"]))
         return copy
 
-    def boot(self, model, folder, init="/init", spi=False, parameters="", icount=None):
+    def boot(self, model, folder, init="/init", parameters="", icount=None):
         """Boots `model` with `init` as the first process (rdinit), run until the guest says "PI: done" or
-        panics (or 10 minutes); QEMU is stopped whatever happens. `spi`: on QEMU 10 with SPI0 on, its register
-        writes traced to folder/spi-trace.log. `parameters`: more of the kernel's command line. `icount`: QEMU
+        panics (or 15 minutes); QEMU is stopped whatever happens. SPI0 is on, its register writes traced to
+        folder/spi-trace.log. `parameters`: more of the kernel's command line. `icount`: QEMU
         counts instructions, each 2^icount ns of the guest's time (its vCPUs take turns on one host thread), so
         the guest's CPU times are its instructions, whatever else the host runs or how slow its devices are."""
-        qemu, environment, version = model.qemu(spi)
-        trace = os.path.join(folder, "spi-trace.log") if spi else None
-        print(f"booting {self.kernel} on an emulated {model.name} (QEMU {version} -M {model.machine}, TCG"
-              f"{', SPI traced' if spi else ''}{f', icount shift={icount}' if icount is not None else ''}) {parameters}",
-              flush=True)
+        qemu = qemu_backports.qemu()
+        trace = os.path.join(folder, "spi-trace.log")
+        print(f"booting {self.kernel} on an emulated {model.name} (QEMU 10 -M {model.machine}, TCG, SPI traced"
+              f"{f', icount shift={icount}' if icount is not None else ''}) {parameters}", flush=True)
+        boots.count(f"{model.machine}{' icount' if icount is not None else ''}")
         started = time.monotonic()
-        command = [*qemu, "-M", model.machine, "-m", model.memory, "-nodefaults", "-display", "none",
+        command = [*qemu.command(), "-M", model.machine, "-m", model.memory, "-nodefaults", "-display", "none",
                    *(["-icount", f"shift={icount},sleep=on"] if icount is not None else []),
-                   *(["-audio", "none"] if version >= 10 else []), "-serial", "stdio", "-no-reboot",
-                   "-kernel", os.path.join(self.kernel_folder, "vmlinuz"), "-dtb", self.dtb(model, folder, spi),
+                   "-audio", "none", "-serial", "stdio", "-no-reboot",
+                   "-kernel", os.path.join(self.kernel_folder, "vmlinuz"), "-dtb", self.dtb(model, folder),
                    "-initrd", self.initrd, "-append",
                    f"{model.console}console=ttyAMA0 rdinit={init} quiet panic=-1 "
-                   f"{model.spi_options if spi else ''}{parameters}".strip()]
-        if trace:
-            command += ["-trace", f"memory_region_ops_write,file={trace}"]
-        process = Process(folder, "console", command, env=environment)
+                   f"{model.spi_options}{parameters}".strip(),
+                   "-trace", f"memory_region_ops_write,file={trace}"]
+        process = Process(folder, "console", command, env=qemu.env)
         try:
             # Linux cannot power these machines off (nor reboot them after a panic): QEMU is stopped when the
             # guest says it is done, or panicked.
             while (process.alive() and not any(end in process.output() for end in ("PI: done", "Kernel panic"))
-                   and time.monotonic() - started < 600):
+                   and time.monotonic() - started < BOOT_LIMIT):
                 time.sleep(2)
         finally:
             process.stop(timeout=5)
@@ -303,3 +303,52 @@ def boot_files(tmp_path_factory, installs, pi_package):
                                       for part in re.split(r"[.-]", name)])[-1]
     kernel_folder = os.path.join(modules, kernel)
     return BootFiles(sysroot, kernel, kernel_folder, _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
+
+
+# -- the boots the session shares -----------------------------------------------------------------
+
+# The counted boot's kernel command line: the cost benchmark's (guests/raspi-strip.sh's lightorgan.cost; CPU 1
+# nohz_full, so the kernel counts user and system time exactly; the SPI driver polling, so its FIFO feeding is the
+# strip writer's system time), and spidev's transfer limit raised for the 600-pixel frames that follow it.
+COUNTED_PARAMETERS = "lightorgan.cost nohz_full=1 spi-bcm2835.polling_limit_us=1000000 spidev.bufsiz=32768"
+COUNTED_ICOUNT = 1  # -icount shift=1: 2 ns of the guest's time an instruction
+
+
+class Boots:
+    """Each model's two boots, made once for the session when a test first asks for them, whichever module asks."""
+
+    def __init__(self, tmp_path_factory, boot_files):
+        self.tmp_path_factory, self.boot_files, self.done = tmp_path_factory, boot_files, {}
+
+    def whole(self, machine):
+        """The model (a MODELS key) booted with guests/raspi-init.sh as /init: the GPIO steps, then
+        guests/raspi-strip.sh's route, the receiver's strip, test-leds, the page's check and the errors. One at a
+        time: its vCPUs run on the host's cores in real time, and its PWM is timed in real time."""
+        if (machine, "whole") not in self.done:
+            self.done[machine, "whole"] = self._boot(machine, "whole", init="/init")
+        return self.done[machine, "whole"]
+
+    def counted(self, machine):
+        """The model booted with guests/raspi-strip.sh as /init under -icount: the cost benchmark, then the
+        600-pixel frames. Every model's counted boot runs at once, the first time one is asked for: under -icount a
+        QEMU runs all its vCPUs on one host thread and its guest's clock counts instructions, so two of them
+        take a core each and neither changes the other's figures (measured alone, beside two CPU hogs, and
+        beside each other)."""
+        if (machine, "counted") not in self.done:
+            def boot(name):
+                return self._boot(name, "counted", init="/strip-init", parameters=COUNTED_PARAMETERS,
+                                  icount=COUNTED_ICOUNT)
+            with concurrent.futures.ThreadPoolExecutor(len(MODELS)) as pool:
+                for name, pi in zip(MODELS, pool.map(boot, MODELS)):
+                    self.done[name, "counted"] = pi
+        return self.done[machine, "counted"]
+
+    def _boot(self, machine, kind, **options):
+        folder = str(self.tmp_path_factory.mktemp(f"{machine}-{kind}"))
+        return self.boot_files.boot(MODELS[machine], folder, **options)
+
+
+@pytest.fixture(scope="session")
+def pi_boots(tmp_path_factory, boot_files):
+    """Boots: each model's whole and counted boots, each booted once for the session."""
+    return Boots(tmp_path_factory, boot_files)

@@ -1,8 +1,9 @@
-"""A Raspberry Pi booted with an LED strip on SPI0 (guests/raspi-strip.sh as its /init, QEMU tracing the SPI
-block's register writes): the transfers between the guest's markers, decoded by support/ws2812_spi.py, and the
-core clock the guest's clock driver reports. For test_strip_on_the_pi.py and test_strip_cost_on_the_pi.py."""
+"""A Raspberry Pi booted with an LED strip on SPI0 (guests/raspi-strip.sh's steps, QEMU tracing the SPI block's
+register writes): the transfers between the guest's markers, decoded by support/ws2812_spi.py, and the core clock
+the guest's clock driver reports. For test_strip_on_the_pi.py and test_strip_cost_on_the_pi.py."""
+import functools
+
 from support import ws2812_spi
-from support.raspberry_pi import MODELS
 
 STRIP_HZ = 2_400_000  # the receiver's requested clock: 3 SPI bits an LED bit, 1.25 µs a bit
 RESET_BYTES = 90  # the zero bytes after a frame's pixels (WS2812Encoding.resetBytes): 300 µs low
@@ -33,9 +34,7 @@ class StripPi:
         return ws2812_spi.spi_clock(self.core_hz, transfer.divider) if self.core_hz else 0.0
 
 
-def boot_strip_pi(request, tmp_path_factory, boot_files, parameters="", icount=None):
-    """The Pi of the fixture's parameter (a MODELS key) booted with the strip's /init, `parameters` on the kernel's
-    command line; `icount` as BootFiles.boot."""
-    model = MODELS[request.param]
-    folder = str(tmp_path_factory.mktemp(f"{model.machine}-strip"))
-    return StripPi(boot_files.boot(model, folder, init="/strip-init", spi=True, parameters=parameters, icount=icount))
+@functools.cache
+def strip_pi(pi):
+    """The StripPi of a booted Pi (support.raspberry_pi.Boots), its trace read once for the session."""
+    return StripPi(pi)
