@@ -23,7 +23,7 @@ import statistics
 import pytest
 
 from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
-from support.strip_pi import RESET_BYTES, strip_pi
+from support.strip_pi import RESET_BYTES, strip_of
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]
 
@@ -35,7 +35,7 @@ GOAL = 1.3  # the strip's receiver at most 1.3 times the lamps' user time
 @pytest.fixture(scope="module", params=list(MODELS))
 def counted_strip_pi(request, pi_boots):
     """The Pi's counted boot: instructions counted, CPU 1 nohz_full, the SPI driver polling."""
-    return strip_pi(pi_boots.counted(request.param))
+    return strip_of(pi_boots.counted(request.param))
 
 
 def _cost(strip, run):

@@ -35,6 +35,6 @@ class StripPi:
 
 
 @functools.cache
-def strip_pi(pi):
+def strip_of(pi):
     """The StripPi of a booted Pi (support.raspberry_pi.Boots), its trace read once for the session."""
     return StripPi(pi)
