@@ -28,7 +28,7 @@ import time
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import boots, caches  # noqa: E402
+from support import boot_counts, caches  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
@@ -315,7 +315,7 @@ def _where_the_time_went(terminalreporter, config):
         terminalreporter.write_line(f"{fetch:8.0f} s  the up-front fetch (in the first test's set-up: its module's too)")
     for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"{total:8.0f} s  {module}")
-    booted = boots.counted()
+    booted = boot_counts.by_model()
     terminalreporter.write_line("emulated machines booted: " + (", ".join(
         f"{model} {count}" for model, count in sorted(booted.items())) or "none"))
 

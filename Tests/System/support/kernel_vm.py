@@ -31,7 +31,7 @@ import shutil
 import subprocess
 import tempfile
 
-from support import boots, caches
+from support import boot_counts, caches
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUESTS = os.path.join(os.path.dirname(HERE), "guests")
@@ -190,7 +190,7 @@ def boot(image, initrd, console, time_limit=300):
     removed)."""
     command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
                "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1"]
-    boots.count("x86_64")
+    boot_counts.add("x86_64")
     with open(console, "wb") as out:
         qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_nice_emulator)

@@ -34,7 +34,7 @@ import time
 
 import pytest
 
-from support import boots, debian_roots, qemu_backports
+from support import boot_counts, debian_roots, qemu_backports
 from support.processes import Process
 
 GUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "guests")
@@ -266,7 +266,7 @@ class BootFiles:
         trace = os.path.join(folder, "spi-trace.log")
         print(f"booting {self.kernel} on an emulated {model.name} (QEMU 10 -M {model.machine}, TCG, SPI traced"
               f"{f', icount shift={icount}' if icount is not None else ''}) {parameters}", flush=True)
-        boots.count(f"{model.machine}{' icount' if icount is not None else ''}")
+        boot_counts.add(f"{model.machine}{' icount' if icount is not None else ''}")
         started = time.monotonic()
         command = [*qemu.command(), "-M", model.machine, "-m", model.memory, "-nodefaults", "-display", "none",
                    *(["-icount", f"shift={icount},sleep=on"] if icount is not None else []),
