@@ -113,41 +113,17 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
 
     /// Names and descriptions of the PCMs that can capture, from alsa-lib's name hints.
     public static func captureDevices() -> [(name: String, description: String)] {
-        lightorgan_alsa_quiet()
-        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
-        defer { snd_device_name_free_hint(hints) }
-        var devices: [(String, String)] = []
-        var cursor = hints
-        while let hint = cursor.pointee {
-            func value(_ id: String) -> String? {
-                guard let raw = snd_device_name_get_hint(hint, id) else { return nil }
-                defer { free(raw) }
-                return String(cString: raw)
-            }
-            if let name = value("NAME"), value("IOID") != "Output", name != "null" {
-                let description = (value("DESC") ?? "").split(separator: "\n").joined(separator: ", ")
-                devices.append((name, description))
-            }
-            cursor += 1
-        }
-        return devices
+        ALSADevices.named(excluding: "Output")
     }
 
     private static func openError(name: String, code: CInt) -> AudioInputError {
-        let detail = String(cString: lightorgan_alsa_last_message())
-        let reason: String
-        switch -code {
-        case EBUSY: reason = "is busy (another program is capturing from it; stop it, or use default/pulse to share)"
-        case ENOENT, ENODEV, ENXIO: reason = "does not exist"
-        case EACCES, EPERM: reason = "may not be opened by this user (join the audio group)"
-        default: reason = "cannot be opened (\(String(cString: snd_strerror(code))))"
-        }
+        let reason = ALSADevices.openFailure(
+            code, busy: "another program is capturing from it; stop it, or use default/pulse to share")
         let devices = captureDevices().prefix(12).map { $0.name }.joined(separator: ", ")
         let hint =
             devices.isEmpty
             ? "no capture device exists on this machine (input: monitor, a WAV file or - for stdin work without one)"
             : "capture devices here: \(devices)"
-        return AudioInputError("ALSA device \(name) \(reason)\(detail.isEmpty ? "" : " [\(detail)]"); \(hint)")
+        return AudioInputError("ALSA device \(name) \(reason); \(hint)")
     }
 }

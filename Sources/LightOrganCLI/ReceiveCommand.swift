@@ -27,6 +27,9 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.idle_timeout")) var idleTimeout: String?
     @Option(help: CommonOptions.help("receiver.stats_interval")) var statsInterval: String?
     @Option(help: CommonOptions.help("receiver.forward")) var forward: String?
+    @Option(help: CommonOptions.help("receiver.sound")) var sound: String?
+    @Option(help: CommonOptions.help("receiver.play")) var play: String?
+    @Option(help: CommonOptions.help("receiver.airplay.port")) var airplayPort: String?
     @OptionGroup var strip: StripOptions
 
     func run() async throws {
@@ -43,6 +46,8 @@ struct ReceiveCommand: AsyncParsableCommand {
                     (idleTimeout, "--idle-timeout", "receiver.idle_timeout"),
                     (statsInterval, "--stats-interval", "receiver.stats_interval"),
                     (forward, "--forward", "receiver.forward"),
+                    (sound, "--sound", "receiver.sound"), (play, "--play", "receiver.play"),
+                    (airplayPort, "--airplay-port", "receiver.airplay.port"),
                 ] + strip.overrides
             let environment = ProcessInfo.processInfo.environment
             let pageFile = StateDirectory.pageSettingsFile(environment: environment)
@@ -63,8 +68,12 @@ struct ReceiveCommand: AsyncParsableCommand {
                         logger.error("\(why); the receiver runs without its page")
                     }
                 }
+                let sound = ReceiverService.OwnSoundSource(settings: all) { settings in
+                    OwnSoundStartup.open(settings, environment: environment, logger: logger)
+                }
                 receiver = try await ReceiverService.bind(
-                    settings: settings, output: output, lighting: lighting.outputs, page: page, logger: logger)
+                    settings: settings, output: output, lighting: lighting.outputs, page: page, sound: sound,
+                    logger: logger)
                 if let server = receiver.page, let page {
                     PageStartup.announce(
                         port: server.port, bind: all.page.bind.isEmpty ? settings.bind : all.page.bind, page: page,

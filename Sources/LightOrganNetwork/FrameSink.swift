@@ -9,7 +9,9 @@ public struct FrameConnection: Sendable {
     public let address: String
     /// Address and port, for logs (`192.168.1.20:50422`).
     public let peer: String
-    let channel: any Channel
+    private let closer: @Sendable () -> Void
+    /// Whether the receiver itself makes these frames (its own sound): the allow list does not apply.
+    public let isLocal: Bool
 
     /// A connection of another kind that drives the lamps by the same rules (a page's sound
     /// socket): `id` must not collide with the listener's (which count up from 1: use negative ones).
@@ -17,11 +19,18 @@ public struct FrameConnection: Sendable {
         self.id = id
         self.address = address
         self.peer = peer
-        self.channel = channel
+        self.closer = { channel.close(promise: nil) }
+        isLocal = false
+    }
+
+    /// The receiver's own sound as a connection (``isLocal``): `close` is called when the
+    /// receiver closes it (it was evicted, or the receiver shuts down).
+    public init(localID id: Int, label: String, close: @escaping @Sendable () -> Void) {
+        (self.id, address, peer, closer, isLocal) = (id, label, label, close, true)
     }
 
     /// Closes the connection (from any thread); the sink hears ``FrameSink/closed(_:)`` after.
-    public func close() { channel.close(promise: nil) }
+    public func close() { closer() }
 }
 
 /// Where the listener delivers connections and frames: the receiver's decision-maker.

@@ -48,7 +48,9 @@ final class LampSwitchboard: FrameSink {
         var newAddress = false
         let admitted = state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
-            switch state.arbiter.admit(connection.id, address: connection.address, peer: connection.peer, at: now) {
+            switch state.arbiter.admit(
+                connection.id, address: connection.address, peer: connection.peer, local: connection.isLocal, at: now)
+            {
             case .accept(let evicting):
                 state.connections[connection.id] = connection
                 newAddress = state.page.opened(connection.id, address: connection.address, at: now)
@@ -69,7 +71,7 @@ final class LampSwitchboard: FrameSink {
             evicted.close()
         }
         if let (level, message) = log { logger.log(level: level, "\(message)") }
-        if admitted, newAddress { lookUpName(of: connection.address) }
+        if admitted, newAddress, !connection.isLocal { lookUpName(of: connection.address) }
         return admitted
     }
 

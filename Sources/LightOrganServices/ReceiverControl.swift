@@ -33,11 +33,14 @@ final class ReceiverControl: PageBackend {
     private let cachedStatus = Mutex<(json: String, at: ContinuousClock.Instant)?>(nil)
     private let nextSoundID = Atomic<Int>(-1)
     private let cachedPreview = Mutex<(generation: UInt64, pixels: [UInt8])?>(nil)
+    private let ownSound: OwnSoundSwitch?
 
     init(
-        configuration: Configuration, switchboard: LampSwitchboard, delayed: DelayedOutput, tap: LampTap, logger: Logger
+        configuration: Configuration, switchboard: LampSwitchboard, delayed: DelayedOutput, tap: LampTap,
+        ownSound: OwnSoundSwitch? = nil, logger: Logger
     ) {
         self.configuration = configuration
+        self.ownSound = ownSound
         self.live = Mutex(configuration.live)
         self.switchboard = switchboard
         self.delayed = delayed
@@ -83,6 +86,7 @@ final class ReceiverControl: PageBackend {
         status.drops = senders.drops
         status.reconnects = senders.reconnects
         status.connections = senders.connections
+        status.sound = ownSound?.status
         status.checking = tap.checking.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
         status.settings = rows
         return status
@@ -144,6 +148,7 @@ final class ReceiverControl: PageBackend {
             case "receiver.delay": delayed.setDelay(.milliseconds(Int64(receiver.delayMilliseconds)))
             case "receiver.timeout":
                 switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
+            case "receiver.sound", "receiver.play": ownSound?.change(to: settings)
             default: break
             }
             do {

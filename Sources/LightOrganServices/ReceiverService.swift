@@ -44,6 +44,38 @@ public struct ReceiverService: Service {
         }
     }
 
+    /// The receiver's own sound (`receiver.sound`), opened: where it comes from and where it plays.
+    public struct OwnSoundSetup: Sendable {
+        public var input: any OwnSoundInput
+        /// The device it plays on; nil: not played (a microphone, or `receiver.play: none`).
+        public var player: (any SoundPlayer)?
+        /// Without a player, whether frames are paced a little behind (an input that hands its
+        /// audio over in blocks: AirPlay, a pipe) or shown at once (a microphone).
+        public var pacesUnplayed: Bool
+        /// Frames per second made of it, and how.
+        public var framesPerSecond: Int
+        public var analysis: AnalysisParameters
+        public init(
+            input: any OwnSoundInput, player: (any SoundPlayer)?, pacesUnplayed: Bool, framesPerSecond: Int,
+            analysis: AnalysisParameters
+        ) {
+            (self.input, self.player, self.pacesUnplayed) = (input, player, pacesUnplayed)
+            (self.framesPerSecond, self.analysis) = (framesPerSecond, analysis)
+        }
+    }
+
+    /// How the receiver opens its own sound: at start with the settings as loaded, and again when
+    /// the page changes `receiver.sound` or `receiver.play`.
+    public struct OwnSoundSource: Sendable {
+        public var settings: Settings
+        /// Opens what `receiver.sound` and `receiver.play` name; nil for none (or when it cannot
+        /// be opened: it says why in the log).
+        public var open: @Sendable (Settings) -> OwnSoundSetup?
+        public init(settings: Settings, open: @escaping @Sendable (Settings) -> OwnSoundSetup?) {
+            (self.settings, self.open) = (settings, open)
+        }
+    }
+
     /// Binds the listening socket (and the page's) at once, so that errors (port in use…) come
     /// before anything runs and the bound port is known (``FrameListener/port``) when
     /// `receiver.port` is 0.
@@ -53,7 +85,7 @@ public struct ReceiverService: Service {
     /// and the output.
     public static func bind(
         settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, page: PageSetup? = nil,
-        logger: Logger
+        sound: OwnSoundSource? = nil, logger: Logger
     ) async throws -> ReceiverService {
         var shown = output
         if let lighting, !lighting.transmitters.isEmpty {
@@ -81,6 +113,9 @@ public struct ReceiverService: Service {
         let switchboard = LampSwitchboard(output: delayed, rules: settings.rules, nameLookup: lookup, logger: logger)
         let listener = try await FrameListener.bind(
             host: settings.bind, port: settings.port, sink: switchboard, group: loop)
+        let ownSound = sound.map {
+            OwnSoundSwitch(settings: $0.settings, open: $0.open, switchboard: switchboard, logger: logger)
+        }
         let allowed = settings.allow.isEmpty ? "everyone" : settings.allow.map(\.description).joined(separator: ", ")
         logger.info(
             "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)"
@@ -92,7 +127,7 @@ public struct ReceiverService: Service {
             let control = ReceiverControl(
                 configuration: .init(
                     live: page.live, secret: page.secret, port: listener.port, chip: page.chip, name: page.name),
-                switchboard: switchboard, delayed: delayed, tap: tap, logger: logger)
+                switchboard: switchboard, delayed: delayed, tap: tap, ownSound: ownSound, logger: logger)
             do {
                 server = try await PageServer.bind(
                     host: pageSettings.bind, port: pageSettings.port, certificate: page.certificate, backend: control,
@@ -106,7 +141,7 @@ public struct ReceiverService: Service {
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil
         return ReceiverService(
             listener: listener, switchboard: switchboard, names: names, rules: settings.rules, statsInterval: interval,
-            lighting: lighting, page: server, logger: logger)
+            lighting: lighting, page: server, ownSound: ownSound, logger: logger)
     }
 
     /// The page's server, when it serves one.
@@ -115,10 +150,14 @@ public struct ReceiverService: Service {
     /// The TCP port it listens on (the kernel's choice when `receiver.port` is 0).
     public var port: Int { listener.port }
 
+    private let ownSound: OwnSoundSwitch?
+
     private init(
         listener: FrameListener, switchboard: LampSwitchboard, names: HostNameResolver?, rules: ReceiverRules,
-        statsInterval: Duration?, lighting: LightingOutputs?, page: PageServer?, logger: Logger
+        statsInterval: Duration?, lighting: LightingOutputs?, page: PageServer?, ownSound: OwnSoundSwitch?,
+        logger: Logger
     ) {
+        self.ownSound = ownSound
         (self.listener, self.switchboard, self.names, self.rules) = (listener, switchboard, names, rules)
         (self.statsInterval, self.lighting, self.page, self.logger) = (statsInterval, lighting, page, logger)
     }
@@ -128,12 +167,14 @@ public struct ReceiverService: Service {
         let sweeping = listener.channel.eventLoop.scheduleRepeatedTask(
             initialDelay: TimeAmount(period), delay: TimeAmount(period)
         ) { [switchboard] _ in switchboard.sweep() }
+        ownSound?.start()
         await withDiscardingTaskGroup { group in
             if let statsInterval { group.addTask { await logStatistics(every: statsInterval) } }
             try? await gracefulShutdown()  // returns on SIGINT/SIGTERM, throws when cancelled
             group.cancelAll()
         }
         sweeping.cancel()
+        ownSound?.stop()
         await page?.close()
         await listener.close()
         switchboard.shutDown()

@@ -79,7 +79,7 @@ function duration(seconds) {
 const ms = (v) => (typeof v === 'number' ? v.toFixed(v < 10 ? 1 : 0) : '–');
 const count = (v) => (typeof v === 'number' && isFinite(v) ? String(Math.round(v)) : '–');
 const pinText = (pin) => (pin == null ? 'not on the header' : `pin ${pin}`);
-const KINDS = { lightorgan: 'lightorgan sender', '2016 app': '2016 app', browser: 'browser' };
+const KINDS = { lightorgan: 'lightorgan sender', '2016 app': '2016 app', browser: 'browser', 'own sound': 'the receiver’s own sound' };
 
 // ---- Lamps and the input meter: drawn once per animation frame, newest values only.
 const lamps = ['bass', 'mid', 'treble'].map((band) => {
@@ -336,6 +336,7 @@ function renderStatus(s) {
   show('#st-drops', count(s.drops));
   show('#st-reconnects', count(s.reconnects));
   show('#st-connections', count(s.connections));
+  show('#st-sound', s.sound || 'none (receiver.sound: network)');
   show('#st-output', receiver.output || '–');
   show('#st-mode', receiver.mode || '–');
   show('#st-chip', receiver.chip || '–');
@@ -411,6 +412,12 @@ const SETTINGS = {
   },
   'receiver.strip.brightness': { label: 'Brightness limit', unit: '%', min: 1, max: 100, step: 1, strip: true,
     hint: 'Of full white, for the power supply and the glare: a pixel at full white draws about 60 mA.' },
+  'receiver.sound': { label: 'The receiver’s own sound', text: true,
+    suggestions: ['network', 'airplay', 'pipe:/run/lightorgan/spotify', 'hw:1,0'],
+    hint: 'network: only senders and pages; airplay: an AirPlay speaker (needs shairport-sync); pipe:PATH: raw sound from a FIFO (Spotify Connect through raspotify); hw:1,0: a USB microphone or line-in.' },
+  'receiver.play': { label: 'Play it on', text: true,
+    suggestions: ['default', 'hw:0,0', 'none'],
+    hint: 'The ALSA device AirPlay and pipe sound is played on (hw:0,0: the 3.5 mm jack; plughw:CARD=…: a USB DAC or HAT), or none. The lamps change when it is heard.' },
 };
 const SOURCES = {
   default: () => 'the built-in default',
@@ -477,6 +484,18 @@ function makeRow(item) {
     }
     root.append(group, row.explain);
     if (row.gpioNote) root.append(row.gpioNote);
+  } else if (spec.text) {
+    // Free text (a device name, a path), applied on Enter or when the field is left, not while typing.
+    const list = el('datalist', { id: id + '-choices' });
+    for (const value of spec.suggestions || []) list.append(el('option', { value }));
+    row.field = el('input', { type: 'text', class: 'value wide-value', id, list: id + '-choices', autocomplete: 'off',
+      spellcheck: 'false', 'aria-labelledby': id + '-name' });
+    row.field.addEventListener('input', () => { row.value = row.field.value.trim(); row.dirty = true; });
+    row.field.addEventListener('change', () => { if (row.dirty) applyRow(row); });
+    row.field.addEventListener('keydown', (event) => { if (event.key === 'Enter' && row.dirty) applyRow(row); });
+    row.controls.push(row.field);
+    root.append(row.field, list);
+    if (spec.hint) root.append(el('p', { class: 'summary' }, spec.hint));
   } else {
     const line = el('div', { class: 'slider' });
     row.range = el('input', { type: 'range', id, min: spec.min, max: spec.max, step: spec.step, 'aria-labelledby': id + '-name' });
@@ -519,7 +538,7 @@ function showValue(row, value) {
     row.explain.textContent = choice ? choice[2] : '';
   } else {
     if (document.activeElement !== row.field) row.field.value = text;
-    if (document.activeElement !== row.range) row.range.value = text;
+    if (row.range && document.activeElement !== row.range) row.range.value = text;
   }
 }
 

@@ -48,6 +48,10 @@ PACKAGES = {
     "browser": ["chromium", "chromium-driver", "webkit2gtk-driver", "xvfb", "firefox-esr", "pulseaudio"],
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
+    # The receiver as an AirPlay speaker (test_own_sound.py): Debian's shairport-sync, its mDNS through Avahi,
+    # and ALSA's pulse plugin to play into a PulseAudio sink.
+    "airplay": ["shairport-sync", "avahi-daemon", "avahi-utils", "dbus", "libasound2-plugins", "pulseaudio",
+                "pulseaudio-utils"],
     "vm": ["linux-image-amd64", "linux-headers-amd64", "build-essential", "qemu-system-x86", "busybox-static",
            "cpio", "kmod", "alsa-utils", "xz-utils"],
     "pi": ["qemu-system-arm", "qemu-user-static", "binfmt-support", "mmdebstrap", "arch-test", "cpio", "xz-utils",

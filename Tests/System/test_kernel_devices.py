@@ -6,7 +6,8 @@ needed on the host): Debian's kernel with a small initramfs (support/kernel_vm.p
   `lightorgan send --input hw:Loopback,1,0` captures it in real time and streams to
   `lightorgan receive --output stdout`; mid must light, bass and treble stay dark, frames must keep
   the real-time rate. Then, with arecord holding the capture device, the sender must say at once
-  that it is busy.
+  that it is busy. And `lightorgan receive --sound hw:Loopback,1,0` (the receiver's own sound from a capture
+  device) lights mid from the tone with no sender.
 - GPIO: the kernel's `gpio-sim` (built out of tree: Debian's kernel does not ship it) makes a 32-line
   chip labelled lightorgan-sim; `lightorgan receive --output gpio` drives lines 5, 6, 13 while a
   1 kHz tone is streamed to it; the lines are read from the kernel side (sim_gpioN/value): mid (6)
@@ -119,6 +120,17 @@ def test_alsa_capture_from_the_loopback_card_in_real_time(vm, check, figure):
     if ticks:
         figure(f"libgpiod API {vm.api}: receiver with stdout output at 100 frames/s: "
                f"{int(ticks[1]) / (float(ticks[3]) - float(ticks[2])):.1f} % of an emulated core")
+
+
+def test_receivers_own_sound_from_the_loopback_card(vm, check):
+    """receiver.sound hw:Loopback,1,0 (a USB microphone on a Pi): the receiver captures and analyses it itself."""
+    check("receiver.sound hw:Loopback,1,0 captures the loopback card",
+          vm.get("own sound log").startswith("line-in: capturing hw:Loopback,1,0"), vm.get("own sound log"))
+    counts = re.fullmatch(r"(\d+) mid lit (\d+)", vm.get("own sound frames"))
+    check(f"the tone played into the loopback lights mid alone, with no sender ({vm.get('own sound frames')})",
+          counts is not None and int(counts[2]) >= 50 and int(counts[2]) * 100 >= int(counts[1]) * 60,
+          vm.get("own sound frames"))
+    check("lamps off at the end", vm.said("own sound last", r"[0-9.]* 0 0 0"), vm.get("own sound last"))
 
 
 def test_busy_capture_device_is_reported_at_once(vm, check):

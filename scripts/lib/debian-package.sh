@@ -251,7 +251,7 @@ Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
 Depends: $depends
 Recommends: avahi-daemon
-Suggests: pulseaudio-utils
+Suggests: pulseaudio-utils, shairport-sync
 Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional
@@ -261,6 +261,9 @@ Description: light organ: audio becomes [bass, mid, treble] lamps over the netwo
  character device, from frames a sender on the local network streams on TCP
  port 8181; the sender (lightorgan send) analyses what a machine plays
  (through PipeWire or PulseAudio, with pactl and parec from pulseaudio-utils).
+ The receiver can hear music itself too: as an AirPlay speaker (with
+ shairport-sync), from a pipe (Spotify Connect through raspotify) or a
+ microphone, playing the sound and lighting the lamps as it is heard.
  The Swift runtime and libgpiod are linked in: no Swift toolchain is needed.
 CONTROL
     mkdir -p "$output"

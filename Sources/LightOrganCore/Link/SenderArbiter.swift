@@ -57,9 +57,12 @@ public struct SenderArbiter: Sendable {
         case refuse(reason: String)
     }
 
-    /// A connection from `address` (`peer` is address and port) was accepted by the socket.
-    public mutating func admit(_ id: ConnectionID, address: String, peer: String, at now: Instant) -> Admission {
-        if !rules.allow.isEmpty, !rules.allow.contains(where: { $0.contains(address) }) {
+    /// A connection from `address` (`peer` is address and port) was accepted by the socket; a
+    /// `local` one is the receiver's own sound, which the allow list does not apply to.
+    public mutating func admit(
+        _ id: ConnectionID, address: String, peer: String, local: Bool = false, at now: Instant
+    ) -> Admission {
+        if !local, !rules.allow.isEmpty, !rules.allow.contains(where: { $0.contains(address) }) {
             counters.refused += 1
             let list = rules.allow.map(\.description).joined(separator: ", ")
             return .refuse(reason: "\(address) is not in receiver.allow (\(list))")

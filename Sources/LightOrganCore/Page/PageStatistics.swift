@@ -28,7 +28,11 @@ public struct PageStatistics: Sendable {
 
     /// Whether connection `id` is a page's sound (a browser's microphone or tab): those are
     /// numbered below zero, the listener's connections above.
-    public static func isBrowser(_ id: ConnectionID) -> Bool { id < 0 }
+    public static func isBrowser(_ id: ConnectionID) -> Bool { id < 0 && id != ownSoundID }
+
+    /// The connection number of the receiver's own sound (AirPlay, a pipe, a microphone): one
+    /// the page's count down never reaches.
+    public static let ownSoundID: ConnectionID = .min
 
     /// The kind a sender is shown as.
     ///
@@ -41,6 +45,7 @@ public struct PageStatistics: Sendable {
     ///   - frames: complete frames it delivered that were shown, since it opened.
     ///   - openFor: how long it has been open; nil when unknown.
     public static func senderKind(of id: ConnectionID, frames: Int, openFor: Duration?) -> ReceiverStatus.Sender.Kind {
+        if id == ownSoundID { return .own }
         if isBrowser(id) { return .browser }
         guard let openFor, openFor >= kindObservedFor else { return .unknown }
         let seconds: Double = openFor / Duration.seconds(1)
@@ -51,7 +56,7 @@ public struct PageStatistics: Sendable {
     /// The port of a sender's `peer` text (`192.168.1.20:50422` → 50422): the number after its
     /// last colon; nil for a page's sound (its peer names the page's own socket) or when there is none.
     public static func port(of id: ConnectionID, peer: String) -> Int? {
-        guard !isBrowser(id) else { return nil }
+        guard !isBrowser(id), id != ownSoundID else { return nil }
         return peer.split(separator: ":").last.flatMap { Int($0) }
     }
 

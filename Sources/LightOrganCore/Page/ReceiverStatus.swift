@@ -63,6 +63,8 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
             case legacy = "2016 app"
             /// A page's microphone or tab audio, analysed here.
             case browser
+            /// The receiver's own sound (`receiver.sound`): AirPlay, a pipe, a microphone.
+            case own = "own sound"
             /// Connected for less than a second: not told yet.
             case unknown
         }
@@ -118,6 +120,9 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     public var uptime: Double = 0
     public var receiver: Receiver
     @NullWhenAbsent public var sender: Sender?
+    /// The receiver's own sound and what it does (`AirPlay: playing`, `AirPlay: idle`,
+    /// `line-in hw:1,0`), nil with `receiver.sound: network`.
+    @NullWhenAbsent public var sound: String?
     /// Frames applied per second, over the last second or so.
     public var framesPerSecond: Double = 0
     @NullWhenAbsent public var frameAge: FrameAge?

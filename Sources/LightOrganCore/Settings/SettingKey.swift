@@ -100,6 +100,18 @@ extension SettingKey {
         }
     }
 
+    /// A value `parse` reads (nil: not one of the forms `allowed` names).
+    static func parsed<Value: Sendable>(
+        _ name: String, default defaultValue: String, allowed: String, summary: String,
+        parse: @escaping @Sendable (String) -> Value?, store: @escaping @Sendable (inout Settings, Value) -> Void
+    ) -> SettingKey {
+        SettingKey(name, default: defaultValue, allowed: allowed, summary: summary) { settings, raw in
+            guard let value = parse(raw) else { return .notAllowed(allowed) }
+            store(&settings, value)
+            return nil
+        }
+    }
+
     /// One of a fixed set of words.
     static func choice<Choice: RawRepresentable & CaseIterable & Sendable>(
         _ name: String, default defaultValue: Choice, summary: String,

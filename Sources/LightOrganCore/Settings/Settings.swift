@@ -162,6 +162,12 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var forward: [LightingPatch] = []
     /// The targets of `receiver.forward` as parsed, before their fixtures are placed.
     var forwardTargets: [LightingTarget] = []
+    /// The receiver's own sound, beside network senders and pages (`receiver.sound`).
+    public var sound = SoundChoice.network
+    /// Where the receiver plays its own AirPlay or pipe sound (`receiver.play`).
+    public var play = PlayChoice.device("default")
+    /// The TCP port the AirPlay speaker listens on (`receiver.airplay.port`), 1…65535.
+    public var airplayPort = 5000
 
     public init() {}
 
@@ -218,6 +224,6 @@ public struct PageSettings: Sendable, Equatable {
     /// The settings a page may change while the receiver runs, in the order it shows them.
     public static let tunableKeys = [
         "receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout", "receiver.strip.effect",
-        "receiver.strip.brightness",
+        "receiver.strip.brightness", "receiver.sound", "receiver.play",
     ]
 }

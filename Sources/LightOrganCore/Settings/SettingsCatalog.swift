@@ -78,6 +78,22 @@ public enum SettingsCatalog {
             summary:
                 "Name published on the local network (DNS-SD _lightorgan._tcp) for senders to find (empty: the host name)."
         ) { $0.receiver.name = $1 },
+        .parsed(
+            "receiver.sound", default: "network", allowed: SoundChoice.allowed,
+            summary:
+                "The receiver's own sound, beside senders and pages: network (none), airplay (an AirPlay speaker, needs shairport-sync), pipe:PATH (raw PCM from a FIFO, e.g. Spotify Connect's librespot), or an ALSA capture device (a USB microphone).",
+            parse: SoundChoice.init(parsing:)
+        ) { $0.receiver.sound = $1 },
+        .parsed(
+            "receiver.play", default: "default", allowed: PlayChoice.allowed,
+            summary:
+                "The ALSA device the receiver plays its AirPlay or pipe sound on (the lights follow when it is heard), or none.",
+            parse: PlayChoice.init(parsing:)
+        ) { $0.receiver.play = $1 },
+        .integer(
+            "receiver.airplay.port", default: 5000, range: 1...65535,
+            summary: "With receiver.sound airplay: the TCP port the AirPlay speaker listens on."
+        ) { $0.receiver.airplayPort = $1 },
         .choice(
             "receiver.output", default: OutputChoice.terminal,
             summary:

@@ -147,6 +147,14 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// Asks the child to end with SIGTERM (a daemon that deregisters itself: shairport-sync),
+    /// unless it was reaped already.
+    public func terminate() {
+        ending.withLock {
+            if termination == nil { Self.send(SIGTERM, to: processIdentifier) }
+        }
+    }
+
     /// Runs the program to its end: its status and output, killed after `timeLimit` seconds.
     ///
     /// - Returns: the termination with standard output (and error output unless `errors` is
@@ -201,12 +209,15 @@ public final class ChildProcess: Sendable {
             #endif
         }()
 
-    /// SIGKILL to `pid` (the global `kill`, which the method of that name hides).
-    private static func sendKill(to pid: pid_t) {
+    /// SIGKILL to `pid`.
+    private static func sendKill(to pid: pid_t) { send(SIGKILL, to: pid) }
+
+    /// `signal` to `pid` (the global `kill`, which the method of that name hides).
+    private static func send(_ signal: Int32, to pid: pid_t) {
         #if canImport(Glibc)
-        _ = Glibc.kill(pid, SIGKILL)
+        _ = Glibc.kill(pid, signal)
         #else
-        _ = Darwin.kill(pid, SIGKILL)
+        _ = Darwin.kill(pid, signal)
         #endif
     }
 

@@ -51,6 +51,20 @@ sleep 0.5
 /bin/lightorgan send --host 127.0.0.1 --input hw:Loopback,1,0 --quiet 2>/tmp/busy.log
 echo "VM: busy status $? $(cat /tmp/busy.log)"
 kill -TERM $recorder
+sleep 0.5
+# The receiver's own sound from the loopback (receiver.sound: an ALSA capture device, a USB microphone on a Pi):
+# the tone played into it lights the mid lamp, with no sender at all.
+/bin/aplay -q -D hw:Loopback,0,0 -t raw -f S16_LE -r 48000 -c 2 /tmp/tone.raw &
+player=$!
+sleep 0.5
+/bin/lightorgan receive --bind 127.0.0.1 --port 8182 --output stdout --sound hw:Loopback,1,0 --stats-interval 0 \
+    >/tmp/own.txt 2>/tmp/own.log &
+own=$!
+sleep 3
+kill -TERM $own; sleep 0.5; kill -TERM $player
+echo "VM: own sound log $(grep -o 'line-in: .*' /tmp/own.log | head -1)"
+echo "VM: own sound frames $(wc -l </tmp/own.txt) mid lit $(awk '$3 >= 200 && $2 <= 10 && $4 <= 10' /tmp/own.txt | wc -l)"
+echo "VM: own sound last $(tail -n 1 /tmp/own.txt)"
 
 # GPIO through a real kernel chip: gpio-sim
 mount -t configfs none /sys/kernel/config

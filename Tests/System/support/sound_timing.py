@@ -75,25 +75,10 @@ def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
     Returns (median of (rise − made − delay) + mean delay, the mean delay, the spread of the middle
     half (p25–p75) of (rise − made − delay), ms, or None each; the number of rises paired with a
     burst; the rises)."""
-    with open(reference_audio, "rb") as audio:
-        samples = array.array("h", audio.read())
-    onsets, quiet = [], 0  # a burst starts with the first loud sample after 100 ms without one
-    for place, value in enumerate(samples[0::2]):
-        if abs(value) > 3000:
-            if quiet >= 4800:
-                onsets.append(place)
-            quiet = 0
-        else:
-            quiet += 1
-    arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
+    made = reference_onsets(reference_audio, reference_reads)
     all_rises = rises(rises_path)
-    if not arrivals:
+    if not made:
         return None, None, None, 0, len(all_rises)
-
-    def made_at(place):
-        near = [offset for end, offset in arrivals if place < end <= place + 14400]
-        return (min(near) if near else min(offset for _, offset in arrivals)) + place / 48000
-    made = [made_at(place) for place in onsets]
     log = open(log_path).read() if log_path else ""
     changes = [(float(m[1]), int(m[2])) for m in re.finditer(r"(\d+\.\d+) .*lights delayed (\d+) ms", log)]
 
@@ -114,3 +99,38 @@ def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
     return (int(f"{statistics.median(net) + mean_delay:.0f}"), int(f"{mean_delay:.0f}"),
             int(f"{quartiles[2] - quartiles[0]:.0f}"), len(net), len(all_rises))
 
+
+
+def reference_onsets(reference_audio, reference_reads):
+    """When each burst in a reference recording (raw 48 kHz stereo through stamped.py) was made, on the
+    receivers' clock: its first loud sample after 100 ms without one, timed by the recorder's own clock near it
+    (the earliest arrival − place of the blocks of the 0.3 s from its start: arrivals are only ever late)."""
+    with open(reference_audio, "rb") as audio:
+        samples = array.array("h", audio.read())
+    onsets, quiet = [], 0
+    for place, value in enumerate(samples[0::2]):
+        if abs(value) > 3000:
+            if quiet >= 4800:
+                onsets.append(place)
+            quiet = 0
+        else:
+            quiet += 1
+    arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
+    if not arrivals:
+        return []
+
+    def made_at(place):
+        near = [offset for end, offset in arrivals if place < end <= place + 14400]
+        return (min(near) if near else min(offset for _, offset in arrivals)) + place / 48000
+    return [made_at(place) for place in onsets]
+
+
+def burst_offsets_ms(rise_times, made, before=0.05, after=0.6):
+    """For each burst made at a time in `made`, its lamp's first rise from `before` s earlier to `after` s later:
+    rise − made, ms; bursts with no rise there are left out."""
+    offsets = []
+    for at in made:
+        rise = next((t for t in rise_times if at - before <= t <= at + after), None)
+        if rise is not None:
+            offsets.append((rise - at) * 1000)
+    return offsets

@@ -1,0 +1,145 @@
+import LightOrganCore
+import LightOrganTestSupport
+import Testing
+
+@Suite("The Pi's own sound a steady time behind its source, and the lamps with it")
+struct PlaybackSyncTests {
+    /// What an hour of playing looked like.
+    struct Hour {
+        /// The true latency's spread after settling, nanoseconds (from made at the source to heard).
+        var latencyLow: Int64 = .max
+        var latencyHigh: Int64 = .min
+        /// The largest miss of `heard(atSample:)` against when the sample truly left the DAC, nanoseconds.
+        var worstPrediction: Int64 = 0
+        /// Times the device ran dry, or the player found too little audio to write.
+        var underruns = 0
+        var starvedWrites = 0
+        var dropped = 0
+        var inserted = 0
+    }
+
+    /// Plays `seconds` of a source whose clock runs `drift` fast (0.001: 0.1 %) against a DAC at
+    /// exactly 44.1 kHz, handed over as shairport-sync's stdout does: 1.1 s at once, then 0.11 s
+    /// every 0.11 s, each up to 3 ms late. The player writes 10 ms blocks into a 40 ms device buffer
+    /// whenever one fits, as ALSA's blocking writes do, and reads the device's delay after each.
+    static func play(
+        seconds: Int, drift: Double, seed: UInt64, corrects: Bool = true, reportsMoreAfter30s: Int = 0
+    ) -> Hour {
+        let rate = 44_100.0
+        let sourceRate = rate * (1 + drift)
+        let chunk = 4_851
+        let period = 441
+        let buffer = 4 * period
+        let step: Int64 = 10_000_000
+        let start: Int64 = 1_000_000_000_000
+        var random = SplitMix64(seed: seed)
+        var sync = PlaybackSync(sampleRate: rate)
+        var hour = Hour()
+        func made(_ sample: Int) -> Int64 { start + Int64((Double(sample) * 1e9 / sourceRate).rounded()) }
+        var arrived = 0
+        var nextDelivery = 10 * chunk  // the first write holds 1.1 s
+        var nextArrival = made(nextDelivery)
+        var taken = 0
+        var queued = 0.0
+        var playing = false
+        var correction = 0
+        var now = start
+        let end = start + Int64(seconds) * 1_000_000_000
+        while now < end {
+            now += step
+            while nextArrival <= now {
+                arrived = nextDelivery
+                sync.observeArrival(samples: arrived, at: nextArrival)
+                nextDelivery += chunk
+                nextArrival = made(nextDelivery) + Int64.random(in: 0...3_000_000, using: &random)
+            }
+            if playing {
+                queued -= rate * Double(step) / 1e9
+                if queued < 0 {
+                    hour.underruns += 1
+                    queued = 0
+                }
+            }
+            guard arrived > 0 else { continue }
+            playing = true
+            while queued + Double(period + 1) <= Double(buffer) {
+                guard arrived - taken >= period + 1 else {
+                    hour.starvedWrites += 1
+                    break
+                }
+                taken += period
+                queued += Double(period + correction)
+                let reported = Int(queued) + (now - start > 30_000_000_000 ? reportsMoreAfter30s : 0)
+                correction = sync.observeDevice(nextSample: taken, queuedFrames: reported, at: now)
+                if !corrects { correction = 0 }
+                let heard = now + Int64((queued * 1e9 / rate).rounded())
+                // From 3 s on, and (when the report steps) not in the 1.5 s its smoothing takes.
+                let settling = reportsMoreAfter30s != 0 && (30_000_000_000...31_500_000_000).contains(now - start)
+                guard now - start > 3_000_000_000, !settling, let predicted = sync.heard(atSample: taken) else {
+                    continue
+                }
+                let latency = heard - made(taken)
+                hour.latencyLow = min(hour.latencyLow, latency)
+                hour.latencyHigh = max(hour.latencyHigh, latency)
+                let reportedExtra = Int64(Double(now - start > 30_000_000_000 ? reportsMoreAfter30s : 0) * 1e9 / rate)
+                hour.worstPrediction = max(hour.worstPrediction, abs(predicted - heard - reportedExtra))
+            }
+        }
+        hour.dropped = sync.dropped
+        hour.inserted = sync.inserted
+        return hour
+    }
+
+    @Test(
+        "an hour of a source 0.1 % fast or slow against the DAC: the delay holds within ±10 ms, no underrun",
+        arguments: [0.001, -0.001])
+    func anHour(drift: Double) {
+        let hour = Self.play(seconds: 3_600, drift: drift, seed: 49)
+        let spread = hour.latencyHigh - hour.latencyLow
+        #expect(spread <= 20_000_000, "latency \(hour.latencyLow / 1_000_000)…\(hour.latencyHigh / 1_000_000) ms")
+        #expect(hour.worstPrediction <= 10_000_000, "lamps off by \(hour.worstPrediction / 1_000_000) ms")
+        #expect(hour.underruns == 0)
+        #expect(hour.starvedWrites == 0)
+        // 0.1 % of 44.1 kHz for an hour is 158,760 frames to take out or put in.
+        let corrected = drift > 0 ? hour.dropped - hour.inserted : hour.inserted - hour.dropped
+        #expect(abs(corrected - 158_760) < 1_000, "dropped \(hour.dropped), inserted \(hour.inserted)")
+    }
+
+    @Test("with no drift it leaves the sound alone")
+    func noDrift() {
+        let hour = Self.play(seconds: 600, drift: 0, seed: 7)
+        // Under one correction in 5 s: the blocks' jitter, not a drift.
+        #expect(hour.dropped + hour.inserted < 120, "dropped \(hour.dropped), inserted \(hour.inserted)")
+        #expect(hour.latencyHigh - hour.latencyLow <= 20_000_000)
+        #expect(hour.underruns == 0)
+    }
+
+    @Test("a device that starts to report 200 ms more delay moves the lamps, not the sound")
+    func reportedDelayStep() {
+        let hour = Self.play(seconds: 120, drift: 0, seed: 3, reportsMoreAfter30s: 8_820)
+        #expect(hour.dropped + hour.inserted < 50, "dropped \(hour.dropped), inserted \(hour.inserted)")
+        #expect(hour.latencyHigh - hour.latencyLow <= 20_000_000)
+        // heard(atSample:) follows the report (checked from 1.5 s after the step, once smoothed).
+        #expect(hour.worstPrediction <= 10_000_000, "off by \(hour.worstPrediction / 1_000_000) ms")
+    }
+
+    @Test("without correction a 0.1 % slow source runs the device dry within the hour")
+    func uncorrectedFails() {
+        // The simulation can fail: the same source, with every correction thrown away, starves.
+        let hour = Self.play(seconds: 3_600, drift: -0.001, seed: 49, corrects: false)
+        #expect(hour.starvedWrites > 0 || hour.underruns > 0)
+    }
+
+    @Test("a correction takes one frame out or puts one in, averaged, in the block's middle")
+    func stuffing() {
+        var block: [Int16] = [0, 0, 10, -10, 20, -20, 30, -30]
+        PlaybackSync.stuff(&block, channels: 2, correction: -1)
+        #expect(block == [0, 0, 15, -15, 30, -30])
+        var longer: [Int16] = [0, 0, 10, -10, 20, -20, 30, -30]
+        PlaybackSync.stuff(&longer, channels: 2, correction: 1)
+        #expect(longer == [0, 0, 10, -10, 15, -15, 20, -20, 30, -30])
+        var single: [Int16] = [5, 5]
+        PlaybackSync.stuff(&single, channels: 2, correction: 1)
+        #expect(single == [5, 5])
+    }
+}

@@ -1,0 +1,379 @@
+"""The receiver's own sound (receiver.sound, receiver.play): AirPlay through a real shairport-sync with a real
+AirPlay client (pyatv 0.13.0, the one bookworm's shairport-sync 3.3.8 decodes), a FIFO written in real time as
+librespot's pipe backend writes it, and the sound played on real ALSA devices: the `file` plugin (which keeps
+what is played) and PulseAudio through ALSA's `pulse` plugin, whose sink plays 200 ms after its client.
+
+Each test runs in a network namespace of its own (its ports: the receiver's, AirPlay's 5000) with its own
+D-Bus system bus and avahi-daemon where AirPlay needs them (support/avahi.py), its FIFO and files in its folder.
+"""
+import array
+import math
+import os
+import random
+import re
+import socket
+import statistics
+import struct
+import sys
+import time
+
+import pytest
+
+from support import sound_servers
+from support.avahi import AvahiHost
+from support.processes import free_port, listening, wait_for
+from support.sound_servers import DESKTOP_NICE
+from support.sound_timing import burst_offsets_ms, reference_onsets, rises
+
+RATE = 44100
+HERE = os.path.dirname(os.path.abspath(__file__))
+WRITER = os.path.join(HERE, "support", "paced_writer.py")
+STAMPED = os.path.join(HERE, "support", "stamped.py")
+ATVREMOTE = os.path.join(os.path.dirname(sys.executable), "atvremote")
+LEVEL = {"LIGHTORGAN_ANALYSIS_RESPONSE": "level", "LIGHTORGAN_PAGE_ENABLED": "false"}
+BANDS = {"bass": 60, "mid": 1000, "treble": 8000}
+
+
+# -- signals -------------------------------------------------------------------------------------
+
+def tone(frequency, seconds, amplitude=0.5):
+    """Mono samples of a sine with 5 ms ramps at both ends (no click to light the other bands)."""
+    count, ramp = int(RATE * seconds), int(RATE * 0.005)
+    return [amplitude * 32767 * math.sin(2 * math.pi * frequency * n / RATE)
+            * min(1.0, n / ramp, (count - 1 - n) / ramp) for n in range(count)]
+
+
+def silence(seconds):
+    return [0.0] * int(RATE * seconds)
+
+
+def stereo_bytes(mono):
+    return array.array("h", (int(v) for v in mono for _ in (0, 1))).tobytes()
+
+
+def wav_bytes(pcm):
+    """A 44.1 kHz stereo 16-bit WAV of raw `pcm`."""
+    return (b"RIFF" + struct.pack("<I", 36 + len(pcm)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 2, RATE,
+                                                                                    RATE * 4, 4, 16)
+            + b"data" + struct.pack("<I", len(pcm)) + pcm)
+
+
+@pytest.fixture(scope="module")
+def signals(tmp_path_factory):
+    """tones.raw/.wav: a chord of the three tones for 1 s (every band's gain learns a level), 1.5 s of silence,
+    then 0.5 s each of 60 Hz, 1 kHz and 8 kHz, 2 s apart (starts at 2.5, 4.5, 6.5 s), 1 s of silence at the
+    end (8 s in all); steady.raw: a 1 kHz tone for 3 s; bursts.raw/.wav: 250 ms
+    bursts of 1 kHz at random gaps of 0.45–0.75 s for `seconds`, and their starts (s)."""
+    folder = tmp_path_factory.mktemp("signals")
+    chord = [sum(parts) for parts in zip(*(tone(f, 1.0, 0.25) for f in BANDS.values()))]
+    tones = (chord + silence(1.5) + tone(60, 0.5) + silence(1.5) + tone(1000, 0.5) + silence(1.5) + tone(8000, 0.5)
+             + silence(1.0))
+    made = {"tones.raw": stereo_bytes(tones), "steady.raw": stereo_bytes(tone(1000, 3.0, 0.3))}
+    generator = random.Random(49)
+
+    def bursts(seconds):
+        starts, at, mono = [], 0.5, silence(0.5)
+        burst = tone(1000, 0.25, 0.4)
+        while at < seconds - 1:
+            starts.append(at)
+            gap = generator.uniform(0.45, 0.75)
+            mono += burst + silence(gap)
+            at += 0.25 + gap
+        return mono + silence(0.5), starts
+    short, short_starts = bursts(16)
+    long, long_starts = bursts(62)
+    made["bursts.raw"], made["minute.raw"] = stereo_bytes(short), stereo_bytes(long)
+    made["tones.wav"], made["bursts.wav"] = wav_bytes(made["tones.raw"]), wav_bytes(made["bursts.raw"])
+    for name, data in made.items():
+        (folder / name).write_bytes(data)
+    paths = {name: str(folder / name) for name in made}
+    paths["bursts starts"], paths["minute starts"] = short_starts, long_starts
+    return paths
+
+
+# -- what the receiver showed and played -------------------------------------------------------------
+
+def frames(process):
+    """The receiver's `--output stdout` lines: [(time, bass, mid, treble)]."""
+    return [(float(f[0]), int(f[1]), int(f[2]), int(f[3])) for f in process.lines() if len(f) == 4]
+
+
+def lit_after_the_chord(rows):
+    """When each band's lamp first lit after the chord (≥ 1.5 s after the first lamp lit), or None each."""
+    chord = next((t for t, *levels in rows if max(levels) >= 128), None)
+    if chord is None:
+        return {band: None for band in BANDS}
+    return {band: first_lit(rows, index, after=chord + 1.5) for index, band in enumerate(BANDS, start=1)}
+
+
+def first_lit(rows, band, after=0.0):
+    """When lamp `band` (1 bass, 2 mid, 3 treble) first reached 128 after `after`, or None."""
+    return next((t for t, *levels in rows if t >= after and levels[band - 1] >= 128), None)
+
+
+def tone_starts(raw_path, after=2.0):
+    """Where each band's tone starts in a played raw 44.1 kHz stereo file, seconds from its start: the first
+    20 ms window from `after` s on whose energy at that band's frequency (Goertzel) is over a tenth of a full-scale sine's."""
+    with open(raw_path, "rb") as file:
+        left = array.array("h", file.read())[0::2]
+    window = int(RATE * 0.02)
+    starts = {}
+    for band, frequency in BANDS.items():
+        coefficient = 2 * math.cos(2 * math.pi * frequency / RATE)
+        for begin in range(int(after * RATE), len(left) - window, window):
+            s1 = s2 = 0.0
+            for value in left[begin:begin + window]:
+                s1, s2 = value + coefficient * s1 - s2, s1
+            power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+            if power > 0.1 * (0.5 * 32767 * window / 2) ** 2:
+                starts[band] = begin / RATE
+                break
+    return starts, len(left) / RATE
+
+
+def check_tones(check, rows, played, log):
+    """The tones' checks: the lamps light bass, mid, treble in order 2 s apart after the chord, the played file
+    holds the tones as far apart, and the lamps end dark."""
+    lit = lit_after_the_chord(rows)
+    check(f"bass, mid and treble light in that order (first lit: {lit})",
+          None not in lit.values() and lit["bass"] < lit["mid"] < lit["treble"], log[-800:])
+    if None not in lit.values():
+        gaps = (lit["mid"] - lit["bass"], lit["treble"] - lit["mid"])
+        check(f"2 s apart, as the tones were made ({gaps[0]:.3f} s, {gaps[1]:.3f} s)",
+              all(abs(gap - 2.0) <= 0.05 for gap in gaps))
+    starts, length = tone_starts(played)
+    check(f"the played file holds the tones in order, 2 s apart (found at {starts})",
+          list(starts) == list(BANDS) and all(abs(starts[b] - starts["bass"] - 2.0 * i) <= 0.03
+                                              for i, b in enumerate(BANDS)), f"{starts}, {length:.2f} s")
+    check("the lamps end dark", bool(rows) and rows[-1][1:] == (0, 0, 0), str(rows[-1:]))
+    return length
+
+
+def idle_figures(log):
+    """The figures of the receiver's last "idle" line: (latency ms, taken out, put in, underruns) or None."""
+    found = re.findall(r"idle; the sound was (-?\d+) ms behind its source, (\d+) frames taken out and (\d+) put "
+                       r"in to hold it, (\d+) underruns", log)
+    return tuple(int(v) for v in found[-1]) if found else None
+
+
+def own_receiver(spawn, name, *options, env=None, wrapper=()):
+    """`lightorgan receive` printing its frames, with its own sound; (process, port) once it listens."""
+    port = free_port()
+    process = spawn(name, "receive", "--bind", "127.0.0.1", "--port", str(port), "--output", "stdout",
+                    "--stats-interval", "0", *options, env={**LEVEL, **(env or {})}, wrapper=wrapper)
+    if not wait_for(lambda: listening(port) or not process.alive(), 10) or not process.alive():
+        raise AssertionError(f"the receiver did not start: {process.log()[-800:]}")
+    return process, port
+
+
+def write_paced(spawn, name, audio, pipe, log, *options):
+    return spawn.command(name, [sys.executable, WRITER, audio, pipe, log, *options])
+
+
+# -- a pipe: Spotify Connect's contract ----------------------------------------------------------------
+
+def test_a_pipe_lights_bass_mid_treble_in_order_and_plays_the_tones(signals, spawn, check, netns, tmp_path):
+    """Tones written into the FIFO as librespot writes, played on the file plugin: the lamps light in order
+    2 s apart, and the played file holds the tones, as far apart."""
+    fifo, played = str(tmp_path / "spotify"), str(tmp_path / "played.raw")
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", f"pipe:{fifo}", "--play", f"file:'{played}',raw")
+    writer = write_paced(spawn, "writer", signals["tones.raw"], fifo, str(tmp_path / "writer.log"))
+    check("the writer wrote the 8 s in real time", writer.wait(timeout=20) == 0, writer.log()[-300:])
+    wait_for(lambda: "idle" in receiver.log(), 5)
+    receiver.stop()
+    log = receiver.log()
+    length = check_tones(check, frames(receiver), played, log)
+    check(f"all of it was played ({length:.3f} s of 8.0 s)", abs(length - 8.0) <= 0.02)
+    check("the log names the pipe and its stream", f"pipe {fifo}: playing" in log and f"pipe {fifo}: idle" in log,
+          log[-600:])
+
+
+def test_a_paused_pipe_goes_dark_and_lights_again_when_it_resumes(signals, spawn, check, netns, tmp_path):
+    """A steady tone, a 5 s pause in the writing (a paused Spotify), the tone again."""
+    fifo = str(tmp_path / "spotify")
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", f"pipe:{fifo}", "--play", "none")
+    writer_log = str(tmp_path / "writer.log")
+    writer = write_paced(spawn, "writer", signals["steady.raw"], fifo, writer_log, "--pause-at", "1.5",
+                         "--pause-for", "5")
+    check("the writer wrote, paused and wrote again", writer.wait(timeout=20) == 0, writer.log()[-300:])
+    time.sleep(1)
+    receiver.stop()
+    lines = open(writer_log).read().split("\n")
+    paused = float(next(line.split()[1] for line in lines if line.startswith("pause")))
+    resumed = float(next(line.split()[1] for line in lines if line.startswith("resume")))
+    rows = frames(receiver)
+    lit_before = [t for t, _, mid, _ in rows if mid >= 128 and t < paused]
+    dark_during = [t for t, b, m, tr in rows if paused + 1.0 < t < resumed and (b, m, tr) == (0, 0, 0)]
+    lit_during = [t for t, b, m, tr in rows if paused + 1.0 < t < resumed and max(b, m, tr) > 0]
+    lit_after = first_lit(rows, 2, after=resumed)
+    check(f"the mid lamp is lit while the tone plays ({len(lit_before)} frames)", len(lit_before) >= 50)
+    check(f"dark within a second of the pause, and through it (last lit {max(lit_during, default=paused) - paused:.2f} s"
+          f" into it)", not lit_during and bool(dark_during), f"lit at {lit_during[:5]}")
+    check(f"lit again when the writer resumes ({(lit_after or 0) - resumed:.2f} s after)",
+          lit_after is not None and lit_after - resumed <= 0.5)
+    log = receiver.log()
+    check("the log says it went idle and played again", log.count(": playing") >= 2 and ": idle" in log, log[-800:])
+
+
+@pytest.mark.slow
+def test_a_fast_source_for_a_minute_keeps_the_lamps_in_step(signals, spawn, check, figure, netns, tmp_path):
+    """Bursts written 0.1 % fast for a minute (a source whose clock runs fast against the DAC), played on the
+    file plugin (timed by the monotonic clock): frames are taken out of the sound so it stays as far behind
+    its source, and every burst's lamp rises as long after the burst was written."""
+    fifo, played = str(tmp_path / "spotify"), str(tmp_path / "played.raw")
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", f"pipe:{fifo}", "--play", f"file:'{played}',raw")
+    writer_log = str(tmp_path / "writer.log")
+    writer = write_paced(spawn, "writer", signals["minute.raw"], fifo, writer_log, "--rate-factor", "1.001")
+    check("the writer wrote its minute", writer.wait(timeout=90) == 0, writer.log()[-300:])
+    wait_for(lambda: "idle" in receiver.log(), 5)
+    receiver.stop()
+    start = float(open(writer_log).readline().split()[1])
+    made = [start + at / 1.001 for at in signals["minute starts"]]  # seconds of audio, written 0.1 % fast
+    offsets = burst_offsets_ms(rises(receiver.out_path), made)
+    figures = idle_figures(receiver.log())
+    check(f"the receiver held the sound with frames taken out ({figures})", figures is not None, receiver.log()[-600:])
+    if figures:
+        latency, taken, put, underruns = figures
+        # 0.1 % of 44.1 kHz over the 61 s: about 2,700 frames.
+        check(f"about 0.1 % of the frames taken out ({taken - put} net of 2,700)", 1_900 <= taken - put <= 3_500)
+        check("no underrun", underruns == 0)
+    first, last = offsets[:10], offsets[-10:]
+    check(f"the lamps rise as long after each burst at the end as at the start (first ten {statistics.median(first) if first else None} ms, "
+          f"last ten {statistics.median(last) if last else None} ms)",
+          len(offsets) >= 60 and abs(statistics.median(last) - statistics.median(first)) <= 10, f"{offsets}")
+    if offsets:
+        figure(f"a 0.1 % fast pipe for a minute: lamps rise {statistics.median(first):.0f} ms after the first bursts "
+               f"were written, {statistics.median(last):.0f} ms after the last; {figures[1] if figures else '?'} frames "
+               f"taken out")
+
+
+# -- AirPlay ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def airplay_host(netns, tmp_path):
+    """A host with its own system bus and avahi-daemon (shairport-sync's mDNS), in the test's namespace."""
+    host = AvahiHost(str(tmp_path), "speaker")
+    try:
+        host.start_bus()
+        host.start_avahi()
+        yield host
+    finally:
+        host.close()
+
+
+@pytest.fixture
+def pulse(tmp_path):
+    """A PulseAudio server with the null sink "phones" and "slow", a tunnel into it that plays 200 ms later,
+    the default sink; its environment for the receiver (ALSA's pulse plugin) and the recorder."""
+    server = sound_servers.pulseaudio(str(tmp_path / "pulse"), "module-null-sink sink_name=phones")
+    try:
+        server.load_module("module-tunnel-sink", "sink_name=slow", f"server=unix:{sound_servers.socket_of(server)}",
+                           "sink=phones", "latency_msec=200")
+        sound_servers.wait_for_sink(server, "slow")
+        server.set_default_sink("slow")
+        yield server
+    finally:
+        server.stop()
+
+
+def stream(spawn, name, wav, port=5000):
+    """pyatv's atvremote streaming `wav` to the AirPlay speaker on 127.0.0.1:`port`, in manual mode (no mDNS)."""
+    with open(wav, "rb") as audio:
+        return spawn.command(name, [ATVREMOTE, "--manual", "--address", "127.0.0.1", "--port", str(port),
+                                    "--protocol", "raop", "--id", "lightorgan-test", "stream_file=-"], stdin=audio)
+
+
+@pytest.mark.airplay
+def test_an_airplay_client_lights_bass_mid_treble_in_order(airplay_host, signals, spawn, check, tmp_path):
+    """pyatv streams the tones to `lightorgan receive --sound airplay --play file:…`: the speaker is published
+    by Avahi under the receiver's name, the lamps light in order 2 s apart, the played file holds the tones."""
+    played = str(tmp_path / "played.raw")
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", "airplay", "--name", "Kitchen organ", "--play",
+                               f"file:'{played}',raw", env={"XDG_STATE_HOME": str(tmp_path / "state")},
+                               wrapper=airplay_host.wrapper)
+    # avahi-browse -p writes a space in a name as \032.
+    found = wait_for(lambda: "Kitchen\\032organ" in airplay_host.run(["avahi-browse", "-rtp", "_raop._tcp"], 10)[1],
+                     15)
+    check("Avahi publishes the AirPlay speaker under the receiver's name", found,
+          airplay_host.run(["avahi-browse", "-rtp", "_raop._tcp"], 10)[1][-400:])
+    client = stream(spawn, "atvremote", signals["tones.wav"])
+    check("the AirPlay client streamed the tones", client.wait(timeout=60) == 0, client.output()[-400:])
+    wait_for(lambda: "AirPlay: idle" in receiver.log(), 10)
+    receiver.stop()
+    log = receiver.log()
+    check_tones(check, frames(receiver), played, log)
+    check("the log says AirPlay played and went idle", "AirPlay: playing" in log and "AirPlay: idle" in log,
+          log[-800:])
+
+
+@pytest.mark.airplay
+@pytest.mark.sound
+@pytest.mark.timing
+def test_airplay_lamps_rise_with_the_bursts_leaving_the_sink(airplay_host, pulse, signals, spawn, check, figure,
+                                                             tmp_path):
+    """Bursts streamed over AirPlay, played through ALSA's pulse plugin into "slow" (heard 200 ms after it is
+    written). The reference: the monitor of "phones", the sink "slow" plays into, recorded with each read
+    stamped on the receivers' clock: there a burst is heard. The lamps rise within ±15 ms of it."""
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", "airplay", "--play", "pulse",
+                               env={"XDG_STATE_HOME": str(tmp_path / "state"), **pulse.env},
+                               wrapper=airplay_host.wrapper)
+    reference_audio, reference_reads = str(tmp_path / "reference.raw"), str(tmp_path / "reference.txt")
+    reference = spawn.command("reference", [*DESKTOP_NICE, sys.executable, STAMPED, "reads", reference_audio,
+                                            reference_reads, "--", "parec", "--device=phones.monitor", "--raw",
+                                            "--format=s16le", "--rate=48000", "--channels=2", "--latency-msec=10"],
+                              env=pulse.env)
+    time.sleep(1)
+    client = stream(spawn, "atvremote", signals["bursts.wav"])
+    check("the AirPlay client streamed the bursts", client.wait(timeout=60) == 0, client.output()[-400:])
+    wait_for(lambda: "AirPlay: idle" in receiver.log(), 10)
+    time.sleep(1)
+    reference.stop()
+    receiver.stop()
+    log = receiver.log()
+    heard = reference_onsets(reference_audio, reference_reads)
+    offsets = burst_offsets_ms(rises(receiver.out_path), heard, before=0.1, after=0.1)
+    check(f"the bursts were heard and the lamps rose ({len(heard)} heard, {len(offsets)} paired)",
+          len(heard) >= 15 and len(offsets) >= 15, log[-800:])
+    if offsets:
+        ordered = sorted(offsets)
+        p50 = statistics.median(ordered)
+        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        quartiles = statistics.quantiles(ordered, n=4)
+        check(f"the lamps rise within ±15 ms of the bursts leaving the sink (p50 {p50:.1f} ms, p95 {p95:.1f} ms)",
+              abs(p50) <= 15, f"{ordered}")
+        check(f"every burst's rise keeps that time (middle half within {quartiles[2] - quartiles[0]:.1f} ms ≤ 14, "
+              f"as the laptop's delayed lamps)", quartiles[2] - quartiles[0] <= 14, f"{ordered}")
+        figure(f"AirPlay into a 200 ms sink: lamps rise {p50:.1f} ms (p50), {p95:.1f} ms (p95) from the bursts "
+               f"being heard, over {len(offsets)} bursts")
+    latency = re.findall(r"the sound was (\d+) ms behind its source", log)
+    check(f"the log gives the sound's delay behind its source ({latency[-1:] or 'none'} ms)", bool(latency), log[-800:])
+
+
+# -- clear errors ----------------------------------------------------------------------------------
+
+def test_what_cannot_be_the_receivers_own_sound_says_what_to_do(spawn, check, netns, tmp_path):
+    """A bad receiver.sound, a pipe that is a file, an absent ALSA device, AirPlay without shairport-sync
+    and AirPlay's port taken: one line each, and the receiver runs on for its senders."""
+    bad = spawn("bad", "receive", "--sound", "spotify", "--output", "stdout")
+    check("a bad receiver.sound is refused, naming the key, the value and what is allowed", bad.wait(10) != 0
+          and "receiver.sound" in bad.log() and "spotify" in bad.log() and "airplay" in bad.log(), bad.log()[-400:])
+    file = tmp_path / "not-a-fifo"
+    file.write_text("x")
+    runs = {
+        "pipe": (["--sound", f"pipe:{file}"], {}, "exists and is not a FIFO"),
+        "folder": (["--sound", f"pipe:{tmp_path}/missing/fifo"], {}, "does not exist; create it"),
+        "device": (["--sound", "hw:7,0"], {}, "does not exist"),
+        "shairport": (["--sound", "airplay"], {"PATH": "/nonexistent"}, "sudo apt install shairport-sync"),
+    }
+    with socket.socket() as holder:  # AirPlay's port taken, as Debian's own shairport-sync service takes it
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("0.0.0.0", 5000))
+        holder.listen()
+        runs["port"] = (["--sound", "airplay"], {}, "sudo systemctl disable --now shairport-sync")
+        for name, (options, env, words) in runs.items():
+            receiver, _ = own_receiver(spawn, name, *options, env={"XDG_STATE_HOME": str(tmp_path / "state"), **env})
+            line = next((line for line in receiver.log().splitlines() if "without its own sound" in line), "")
+            check(f"{name}: one line that says what to do ({line[line.find('error'):][:160]}…)", words in line,
+                  receiver.log()[-600:])
+            check(f"{name}: the receiver runs on", receiver.alive())
+            receiver.stop()
