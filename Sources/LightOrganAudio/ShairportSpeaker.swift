@@ -24,6 +24,8 @@ public final class ShairportSpeaker: OwnSoundInput, @unchecked Sendable {
     public let name: String
     public let port: Int
     private let program: String
+    /// What `shairport-sync -V` says (`3.3.8-libdaemon-OpenSSL-Avahi-…`, `4.3.7-…`): its version first.
+    public let build: String
     private let configurationPath: String
     private let log: @Sendable (String) -> Void
     private let lock = ThreadCondition()
@@ -46,6 +48,8 @@ public final class ShairportSpeaker: OwnSoundInput, @unchecked Sendable {
             )
         }
         self.program = program
+        let answer = try? ChildProcess.run(path: program, arguments: ["-V"], errors: .merged, timeLimit: 10)
+        build = String(decoding: answer?.output ?? [], as: UTF8.self).trimmingWhitespace()
         if let holder = Self.portInUse(port) {
             throw AudioInputError(
                 "receiver.airplay.port \(port) is in use (\(holder)), most likely by Debian's own shairport-sync.service: "
@@ -144,8 +148,12 @@ public final class ShairportSpeaker: OwnSoundInput, @unchecked Sendable {
     }
 
     /// Starts the child (with `lock` held).
+    /// The version alone (`4.3.7`), or `?` when it did not say.
+    public var version: String { build.split(separator: "-").first.map(String.init) ?? "?" }
+
     private func start() throws {
-        var arguments = [program, "-c", configurationPath, "-u"]
+        // 3.x logs to syslog unless told -u; 4.x logs to its error output already, and warns about -u.
+        var arguments = [program, "-c", configurationPath] + (version.hasPrefix("3.") ? ["-u"] : [])
         var path = program
         if let setpriv = Self.find("setpriv") {
             // The speaker ends with the receiver, however the receiver ends.
@@ -160,6 +168,9 @@ public final class ShairportSpeaker: OwnSoundInput, @unchecked Sendable {
         } catch {
             throw AudioInputError("cannot start shairport-sync: \(error)")
         }
+        // It keeps the sound's time as the receiver's own time-keeping threads do (at once, so that the
+        // threads it starts inherit it).
+        started.setNice(DedicatedThread.timeKeepingNice)
         child = started
         startedAt = MonotonicClock.nanoseconds()
         reader = DescriptorReader(

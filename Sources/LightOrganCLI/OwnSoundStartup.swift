@@ -23,10 +23,12 @@ enum OwnSoundStartup {
                 let name =
                     receiver.name.isEmpty
                     ? ServiceName.defaultName(hostName: PublisherService.hostName()) : receiver.name
-                input = try ShairportSpeaker(
+                let speaker = try ShairportSpeaker(
                     name: name, port: receiver.airplayPort, folder: StateDirectory.path(environment: environment)
                 ) { line in logger.info("\(line)") }
-                logger.info("AirPlay: speaker \"\(name)\" on port \(receiver.airplayPort) (shairport-sync)")
+                input = speaker
+                logger.info(
+                    "AirPlay: speaker \"\(name)\" on port \(receiver.airplayPort) (shairport-sync \(speaker.version))")
             case .pipe(let path):
                 input = try PipeSoundInput(path: path)
                 logger.info("pipe: reading raw S16LE 44.1 kHz stereo from the FIFO \(path)")

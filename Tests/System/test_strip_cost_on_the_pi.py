@@ -5,7 +5,8 @@ QEMU 10's SPI model; support/strip_pi.py).
 The counted boot of each model (support/raspberry_pi.py's Boots; guests/raspi-strip.sh with `lightorgan.cost`, the
 600-pixel frames of test_strip_on_the_pi.py after it): the receiver with its three GPIO
 lamps fed the packaged sender's demo at 100 frames/s (the level response: every lamp moves all the time) for 30 s
-of the guest's time, then the same with 300 pixels (scroll) on SPI beside them. How the figures are made exact
+of the guest's time, then the same with 300 pixels (scroll) on SPI beside them, then the receiver's own sound (a pipe
+analysed and played) with the 300 pixels and no sender. How the figures are made exact
 under emulation:
 - QEMU counts instructions (`-icount shift=1`: 2 ns each): the guest's clock follows its instructions, whatever
   the host runs beside it.
@@ -103,6 +104,26 @@ def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_stri
     allowed = GOAL * lamps[0] * with_strip[2] / lamps[2] + 1
     check(f"{short}: the strip's receiver takes at most {GOAL} times the lamps' user time (one tick's grace)",
           with_strip[0] <= allowed, f"{with_strip[0]} ticks with the strip, {allowed:.1f} allowed")
+
+
+def test_what_the_pis_own_sound_costs_beside_the_strip(counted_strip_pi, check, figure):
+    """The receiver's own sound (a FIFO as librespot writes it, analysed and played on ALSA's null device) driving
+    the lamps and 300 pixels, against the same strip fed by a sender: what hearing the music itself adds."""
+    strip, short = counted_strip_pi, counted_strip_pi.model.short
+    fed, own = _cost(strip, "strip"), _cost(strip, "own")
+    if not check(f"{short}: both runs measured", fed and own,
+                 f"strip {fed}, own {own}; {(strip.pi.said(r'cost-own .*') or [''])[0]}"):
+        return
+    streams = strip.pi.said(r"cost-own said ([0-9]+) streams")
+    check(f"{short}: the receiver played the pipe ({streams[1] if streams else 0} streams)",
+          streams is not None and int(streams[1]) >= 1, (strip.pi.said(r"cost-own .*") or [""])[0])
+    frames = strip.transfers("cost-own")
+    check(f"{short}: its frames reach the strip ({len(frames) / own[2]:.0f} frames/s on SPI)",
+          len(frames) / own[2] >= 50, f"{len(frames)} transfers in {own[2]:.1f} s")
+    ratio = ((own[0] + own[1]) / own[2]) / max((fed[0] + fed[1]) / fed[2], 0.1)
+    figure(f"{short}: the receiver's own sound (a pipe analysed and played) with {PIXELS} pixels: user "
+           f"{own[0] / own[2]:.2f} system {own[1] / own[2]:.2f} % of an emulated core, {ratio:.2f} times the strip fed "
+           f"by a sender (user {fed[0] / fed[2]:.2f} system {fed[1] / fed[2]:.2f}); by thread {_threads(strip, 'own')}")
 
 
 def test_the_lamps_keep_their_pwm_beside_a_300_pixel_strip(counted_strip_pi, check, figure):

@@ -139,6 +139,22 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
         kill -TERM $sender; wait $sender
         kill -TERM $receiver; wait $receiver
     done
+    # -- the Pi's own sound beside the strip, no sender: a FIFO written 0.105 s of audio every 0.1 s or so, as
+    # librespot writes (noise, S16LE 44.1 kHz stereo: the analysis costs the same whatever it hears), analysed,
+    # played on ALSA's null device (timed by the receiver's clock) and shown on the lamps and 300 pixels.
+    head -c 1852000 /dev/urandom >/tmp/noise.raw
+    receiver cost-own 8181 --output gpio --strip-device $spi --strip-pixels 300 --strip-effect scroll \
+        --sound pipe:/tmp/own.fifo --play null
+    (i=0; while [ $i -lt 400 ]; do dd if=/tmp/noise.raw bs=18520 count=1 skip=$((i % 100)) 2>/dev/null; sleep 0.1
+        i=$((i + 1)); done) >/tmp/own.fifo &
+    writer=$!
+    sleep 3
+    before=$(threads $receiver)
+    mark cost-own; cost $receiver "cost own"; after=$(threads $receiver); mark cost-own-end
+    echo "PI: cost-own threads before $before after $after"
+    echo "PI: cost-own said $(grep -c 'pipe /tmp/own.fifo: playing' /tmp/cost-own.log) streams"
+    kill $writer; wait $writer
+    kill -TERM $receiver; wait $receiver
     pin=""
 fi
 if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then

@@ -103,16 +103,18 @@ def _copy_root(suite, root, destination, deb, arch):
         shutil.copy(deb, os.path.join(destination, "tmp"))
 
 
-def fetch_depends(suite, root, deb, arch="arm64"):
-    """The package lists and the .debs that `apt install ./DEB` needs in `suite`'s root for `arch`, into the
-    cache: the lists from the last run first; when a dependency's version has left the archive since, anew."""
+def fetch_depends(suite, root, deb, arch="arm64", extra=()):
+    """The package lists and the .debs that `apt install ./DEB` (and the Debian packages `extra`) needs in
+    `suite`'s root for `arch`, into the cache: the lists from the last run first; when a dependency's version has
+    left the archive since, anew."""
     lists, archives = _apt_cache(suite, arch)
     with caches.locked(f"apt-{suite}-{arch}"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
         copy = os.path.join(work, "root")
         _copy_root(suite, root, copy, deb, arch)
         shutil.copy("/etc/resolv.conf", os.path.join(copy, "etc", "resolv.conf"))
         name = f"/tmp/{os.path.basename(deb)}"
-        download = f"apt-get install -y -q --download-only --no-install-recommends {shlex.quote(name)}"
+        wanted = " ".join(shlex.quote(part) for part in (name, *extra))
+        download = f"apt-get install -y -q --download-only --no-install-recommends {wanted}"
         result = in_root(copy, ["bash", "-c", f"{download} || {{ apt-get update -q && {download}; }}"],
                          network=True, timeout=1200)
         if result.returncode != 0:
