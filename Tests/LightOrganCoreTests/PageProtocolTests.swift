@@ -134,7 +134,11 @@ import Testing
         let object = try #require(JSONSerialization.jsonObject(with: Data(status.json().utf8)) as? [String: Any])
         #expect(object["type"] as? String == "status")
         #expect(object["sender"] is NSNull)
+        #expect(object["sound"] is NSNull)
         #expect(object["frameAge"] is NSNull)
+        status.sound = "AirPlay: playing"
+        let playing = try #require(JSONSerialization.jsonObject(with: Data(status.json().utf8)) as? [String: Any])
+        #expect(playing["sound"] as? String == "AirPlay: playing")
         let receiver = try #require(object["receiver"] as? [String: Any])
         #expect(receiver["chip"] is NSNull)
         let lines = try #require(receiver["lines"] as? [[String: Any]])

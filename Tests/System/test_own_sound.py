@@ -7,6 +7,7 @@ Each test runs in a network namespace of its own (its ports: the receiver's, Air
 D-Bus system bus and avahi-daemon where AirPlay needs them (support/avahi.py), its FIFO and files in its folder.
 """
 import array
+import json
 import math
 import os
 import random
@@ -352,6 +353,44 @@ def test_airplay_lamps_rise_with_the_bursts_leaving_the_sink(airplay_host, pulse
                f"being heard, over {len(offsets)} bursts")
     latency = re.findall(r"the sound was (\d+) ms behind its source", log)
     check(f"the log gives the sound's delay behind its source ({latency[-1:] or 'none'} ms)", bool(latency), log[-800:])
+
+
+# -- the page ----------------------------------------------------------------------------------------
+
+@pytest.mark.browser
+def test_the_page_names_the_own_sound_and_changes_it(page_host, browser, signals, spawn, check, tmp_path):
+    """A phone's page while a pipe plays: it names the sound and its sender, and its settings row changes
+    receiver.sound at once (phone-own-sound.png, phone-own-sound-off.png in the test's folder)."""
+    from support.browser import open_page  # selenium: only where a test opens the page
+    fifo = tmp_path / "spotify"
+    settings = tmp_path / "lightorgan.yaml"
+    settings.write_text(f"receiver:\n  sound: \"pipe:{fifo}\"\n  play: none\n")
+    process, key = page_host.receiver("own", "--config", str(settings))
+    page = browser("phone")
+    open_page(page, page_host.base, key)
+    writer = write_paced(spawn, "writer", signals["steady.raw"], str(fifo), str(tmp_path / "writer.log"))
+    page.wait_for(f"(window.lightorgan.status || {{}}).sound === {json.dumps(f'pipe {fifo}: playing')}", 15)
+    page.wait_for("(window.lightorgan.status || {}).sender && window.lightorgan.status.sender.kind === 'own sound'", 10)
+    page.wait_for("window.lightorgan.status.fps > 0", 5)  # a second of frames: the rate shows
+    sender_text = page.js("return document.querySelector('#sender-text').textContent")
+    check(f"the page names the pipe as the sender ({sender_text!r})",
+          f"pipe {fifo}" in sender_text and "own sound" in sender_text)
+    page.js("document.querySelector('#sender-text').scrollIntoView({block: 'start'})")
+    shown_sound = page.js("return document.querySelector('#st-sound').textContent")
+    check(f"the status says what plays ({shown_sound!r})", shown_sound == f"pipe {fifo}: playing")
+    wide = page.js("return document.querySelector('#sender-text').scrollWidth > "
+                   "document.querySelector('#sender-text').clientWidth")
+    check("a long name wraps inside the card on a phone", not wide)
+    page.screenshot(str(tmp_path / "phone-own-sound.png"))
+    writer.wait(timeout=20)
+    page.js("const f = document.querySelector('#setting-receiver-sound'); f.scrollIntoView({block: 'center'});"
+            "f.focus(); f.value = 'network'; f.dispatchEvent(new Event('input')); f.dispatchEvent(new Event('change'))")
+    page.wait_for("(window.lightorgan.status || {}).sound === null", 15)
+    check("set on the page, receiver.sound network stops the pipe", "receiver.sound is now network" in process.log(),
+          process.log()[-600:])
+    shown_off = page.js("return document.querySelector('#st-sound').textContent")
+    check(f"and the status says so ({shown_off!r})", shown_off.startswith("none"))
+    page.screenshot(str(tmp_path / "phone-own-sound-off.png"))
 
 
 # -- clear errors ----------------------------------------------------------------------------------

@@ -155,6 +155,7 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         try container.encode((uptime * 10).rounded() / 10, forKey: .uptime)
         try container.encode(receiver, forKey: .receiver)
         try container.encode(_sender, forKey: .sender)
+        try container.encode(_sound, forKey: .sound)
         try container.encode((framesPerSecond * 10).rounded() / 10, forKey: .fps)
         try container.encode(_frameAge, forKey: .frameAge)
         try container.encode(drops, forKey: .drops)
@@ -166,8 +167,8 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: CodingKey {
-        case type, version, now, uptime, receiver, sender, fps, frameAge, drops, reconnects, connections, checking,
-            checkingStrip, settings
+        case type, version, now, uptime, receiver, sender, sound, fps, frameAge, drops, reconnects, connections,
+            checking, checkingStrip, settings
     }
 }
 
