@@ -209,6 +209,7 @@ def boot(image, initrd, console, time_limit=300):
 
 # What vm-init.sh says, by the words its "VM: ..." lines begin with (longest first wins).
 KEYS = ["cards:", "loaded trace base", "loaded late timers", "send log:", "send overruns", "frames", "frame list", "last", "busy status", "stdout receiver cpu ticks",
+        "own sound log", "own sound frames", "own sound last",
         "gpio chip", "gpio lines at start", "gpio receiver log:", "gpio receiver cpu ticks",
         "gpio lines after a frozen sender", "gpio lines after the sender stopped", "gpio idle receiver cpu ticks",
         "gpio missing chip", "gpio busy line", "gpio lines while lit", "gpio lines after SIGTERM", "gpio receiver",
