@@ -98,16 +98,9 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
                 return buffer.withUnsafeBytes { sampleFormat.decode($0, count: Int(got) * format.channels) }
             }
             if got == 0 { continue }
-            let code = CInt(got)
-            if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-                if code == -EPIPE { overruns += 1 }
-                guard snd_pcm_recover(handle, code, 1) >= 0 else {
-                    throw AudioInputError(
-                        "ALSA device \(name): cannot recover from \(String(cString: snd_strerror(code)))")
-                }
-                continue
+            if try ALSADevices.recover(handle, from: CInt(got), device: "ALSA device \(name)", doing: "capture") {
+                overruns += 1
             }
-            throw AudioInputError("ALSA device \(name): capture failed (\(String(cString: snd_strerror(code))))")
         }
     }
 

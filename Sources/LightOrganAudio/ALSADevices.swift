@@ -31,6 +31,19 @@ enum ALSADevices {
         return devices
     }
 
+    /// After `snd_pcm_readi` or `snd_pcm_writei` returned the error `code` on `pcm`: recovers from an
+    /// xrun (returning true: counted by the caller), a suspend or a signal, so the caller retries;
+    /// anything else, or a recovery that fails, throws one line naming `device` and what it was `doing`.
+    static func recover(_ pcm: OpaquePointer, from code: CInt, device: String, doing: String) throws -> Bool {
+        guard code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
+            throw AudioInputError("\(device): \(doing) failed (\(String(cString: snd_strerror(code))))")
+        }
+        guard snd_pcm_recover(pcm, code, 1) >= 0 else {
+            throw AudioInputError("\(device): cannot recover from \(String(cString: snd_strerror(code)))")
+        }
+        return code == -EPIPE
+    }
+
     /// Why `snd_pcm_open` failed with `code`, in words, with alsa-lib's own last message in brackets;
     /// `busy` says what to do when another program holds the device.
     static func openFailure(_ code: CInt, busy: String) -> String {

@@ -92,17 +92,11 @@ public final class ALSAPlayback: SoundPlayer, @unchecked Sendable {
                 offset += Int(written)
                 continue
             }
-            let code = CInt(written)
-            if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-                if code == -EPIPE { underruns += 1 }
-                guard snd_pcm_recover(handle, code, 1) >= 0 else {
-                    throw AudioInputError(
-                        "ALSA playback device \(name): cannot recover from \(String(cString: snd_strerror(code)))")
-                }
-                continue
+            if try ALSADevices.recover(
+                handle, from: CInt(written), device: "ALSA playback device \(name)", doing: "playing")
+            {
+                underruns += 1
             }
-            throw AudioInputError(
-                "ALSA playback device \(name): playing failed (\(String(cString: snd_strerror(code))))")
         }
     }
 
