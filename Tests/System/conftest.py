@@ -29,6 +29,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from support import boot_counts, caches  # noqa: E402
+from support.beside import Beside  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.processes import Spawner  # noqa: E402
@@ -123,6 +124,30 @@ def fetched_up_front(request):
         request.config.stash[_fetch_seconds] = time.monotonic() - started
     if request.config.getoption("--fetch-only"):
         pytest.exit(f"fetched up front in {time.monotonic() - started:.0f} s", returncode=0)
+
+
+_beside_seconds = pytest.StashKey()
+
+
+@pytest.fixture(scope="session")
+def beside(request):
+    """The session's set-ups made beside the tests (support/beside.py); what still runs at the end is stopped."""
+    made = Beside()
+    yield made
+    made.close()
+    request.config.stash[_beside_seconds] = dict(made.seconds)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def started_beside(fetched_up_front, beside, request):
+    """Each selected module's `prepare_beside(request, beside)`, once, after the up-front fetch: the set-ups that
+    then run beside the tests (the counted Pi boots, a Debian root with shairport-sync)."""
+    seen = set()
+    for item in request.config.stash.get(_selected, []):
+        prepare = getattr(item.module, "prepare_beside", None)
+        if prepare is not None and prepare not in seen:
+            seen.add(prepare)
+            prepare(request, beside)
 
 
 FETCH_TIMEOUT = 3600  # seconds the up-front fetch may take (a new machine: packages, roots, corpus, kernel)
@@ -319,6 +344,8 @@ def _where_the_time_went(terminalreporter, config):
         terminalreporter.write_line(f"{fetch:8.0f} s  the up-front fetch (in the first test's set-up: its module's too)")
     for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"{total:8.0f} s  {module}")
+    for name, total in config.stash.get(_beside_seconds, {}).items():
+        terminalreporter.write_line(f"{total:8.0f} s  beside the tests: {name} (its waits are in its module's)")
     booted = boot_counts.by_model()
     terminalreporter.write_line("emulated machines booted: " + (", ".join(
         f"{model} {count}" for model, count in sorted(booted.items())) or "none"))

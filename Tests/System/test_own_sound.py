@@ -440,18 +440,37 @@ def fetch_up_front(request):
     debian_roots.fetch_depends("trixie", root, request.getfixturevalue("pi_package"), extra=("shairport-sync",))
 
 
+TRIXIE_SPEAKER = "the trixie root with the package and shairport-sync"
+
+
+def _trixie_speaker(tmp_path_factory, pi_package):
+    """How to make a copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's
+    shairport-sync installed from the cached .debs, without a network: a `make(wrapper)` for support/beside.py.
+    It returns the root and shairport-sync's version."""
+    def make(wrapper):
+        root = str(tmp_path_factory.mktemp("trixie") / "root")
+        debian_roots.copy_root("trixie", debian_roots.arm64_root("trixie"), root, pi_package)
+        install = f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} shairport-sync"
+        result = debian_roots.in_root(root, ["bash", "-c", f"{install} && shairport-sync -V"], timeout=1800,
+                                      wrapper=wrapper)
+        if result.returncode != 0:
+            raise RuntimeError(f"trixie: installing the package and shairport-sync failed:\n{result.stdout[-2000:]}")
+        return root, result.stdout.strip().splitlines()[-1]
+    return make
+
+
+def prepare_beside(request, beside):
+    """The trixie root, made beside the tests from the session's start (apt under qemu-user: a minute or two of
+    CPU, nothing timed) when its test is selected."""
+    if _trixie_selected(request):
+        beside.start(TRIXIE_SPEAKER, _trixie_speaker(request.getfixturevalue("tmp_path_factory"),
+                                                     request.getfixturevalue("pi_package")))
+
+
 @pytest.fixture(scope="module")
-def trixie_speaker(tmp_path_factory, pi_package):
-    """A copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's shairport-sync
-    installed from the cached .debs, without a network."""
-    folder = tmp_path_factory.mktemp("trixie")
-    root = str(folder / "root")
-    debian_roots.copy_root("trixie", debian_roots.arm64_root("trixie"), root, pi_package)
-    install = f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} shairport-sync"
-    result = debian_roots.in_root(root, ["bash", "-c", f"{install} && shairport-sync -V"], timeout=900)
-    if result.returncode != 0:
-        raise RuntimeError(f"trixie: installing the package and shairport-sync failed:\n{result.stdout[-2000:]}")
-    return root, result.stdout.strip().splitlines()[-1]
+def trixie_speaker(tmp_path_factory, pi_package, beside):
+    """The trixie root with the package and shairport-sync (made beside the tests, or now), and the version."""
+    return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, pi_package))
 
 
 @pytest.mark.airplay

@@ -22,7 +22,7 @@ import re
 import pytest
 
 from support import debian_roots
-from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: called by conftest.py)
+from support.raspberry_pi import MODELS, fetch_up_front, prepare_beside  # noqa: F401 (both: called by conftest.py)
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timeout(1800)]
 

@@ -7,7 +7,6 @@ Senders run `--pattern counter` at 100 frames/s with gamma 1 (see test_lighting.
 three dimmer channels carry its number. olad runs behind a veth (support/olad.py: 10.77.0.1 here,
 10.77.0.2 there, the interface olaveth0); packet checks read the datagrams with support/datagrams.py.
 """
-import os
 import signal
 import socket
 import subprocess

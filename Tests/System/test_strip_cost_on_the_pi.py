@@ -23,7 +23,7 @@ import statistics
 
 import pytest
 
-from support.raspberry_pi import MODELS, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
+from support.raspberry_pi import MODELS, fetch_up_front, prepare_beside  # noqa: F401 (both: conftest.py)
 from support.strip_pi import RESET_BYTES, strip_of
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]

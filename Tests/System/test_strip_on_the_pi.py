@@ -23,7 +23,7 @@ import re
 import pytest
 
 from support import neopixel_reference, ws2812_spi
-from support.raspberry_pi import MODELS, SPI_DEVICE, fetch_up_front  # noqa: F401 (fetch_up_front: conftest.py)
+from support.raspberry_pi import MODELS, SPI_DEVICE, fetch_up_front, prepare_beside  # noqa: F401 (conftest.py)
 from support.strip_pi import RESET_BYTES, STRIP_HZ, strip_of
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timeout(1800)]

@@ -30,13 +30,15 @@ build_release() {
     # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static
     # runtime, as its resource folder (the lib/swift one makes the driver crash on static-stdlib-args.lnk);
     # lld by absolute path: the chroot's clang would otherwise look for an aarch64 ld.
-    cat >"$cache_root/build/toolset-aarch64.json" <<'JSON'
+    # Written whole and then moved into place: another architecture's build may read it at this moment.
+    cat >"$cache_root/build/toolset-aarch64.json.$BASHPID" <<'JSON'
 {
   "schemaVersion": "1.0",
   "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld", "-sdk", "/sysroot", "-resource-dir", "/sysroot/usr/libexec/swift/lib/swift_static"]},
   "linker": {"path": "/usr/bin/ld.lld"}
 }
 JSON
+    mv "$cache_root/build/toolset-aarch64.json.$BASHPID" "$cache_root/build/toolset-aarch64.json"
     local script
     # glibc_compat.o: sid's glibc headers bind symbols of glibc 2.38 and later; this object sends them to
     # their older versions, so the binary runs with bookworm's glibc 2.36 (see scripts/packaging/glibc_compat.c).

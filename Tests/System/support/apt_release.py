@@ -65,8 +65,7 @@ def fetch_up_front(request):
     debian_roots.root("bookworm", "armhf", "essential")
     # The packages last: a fetch beside the builds (--fetch-only) stops here, before they are built.
     packages = {"arm64": request.getfixturevalue("pi_package"), "amd64": request.getfixturevalue("amd64_package")}
-    for (suite, arch), root in roots.items():
-        debian_roots.fetch_depends(suite, root, packages[arch], arch)
+    debian_roots.fetch_all_depends([(suite, root, packages[arch], arch) for (suite, arch), root in roots.items()])
 
 
 def run(command, **arguments):

@@ -16,6 +16,9 @@ Each suite's apt package lists and downloaded .debs are kept beside them (apt/SU
 amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
 root without a network.
 """
+import concurrent.futures
+import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -66,10 +69,11 @@ def arm64_sysroot():
     return _library('ensure_arm64_sysroot; echo "$arm64_sysroot"')
 
 
-def in_root(root, command, network=False, timeout=None, input=None):
+def in_root(root, command, network=False, timeout=None, input=None, wrapper=()):
     """Runs `command` (a list) chrooted in `root`, with /proc and /dev, in a private mount namespace (the
     mounts vanish when it ends, even when it fails) and, unless `network`, a network namespace with only lo;
-    `input` (text) on its stdin. Returns the CompletedProcess, stdout and stderr together as text."""
+    `input` (text) on its stdin; through `wrapper` (support/beside.py's `chrt --idle 0`). Returns the
+    CompletedProcess, stdout and stderr together as text."""
     setup = f"mount -t proc proc {shlex.quote(root)}/proc; mount --rbind /dev {shlex.quote(root)}/dev;"
     if not network:
         setup += " ip link set lo up;"
@@ -77,7 +81,7 @@ def in_root(root, command, network=False, timeout=None, input=None):
     chroot = (f"exec chroot {shlex.quote(root)} /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "
               f"LANG=C.UTF-8 {inside}")
     unshare = ["unshare", "--mount", "--propagation", "private", *([] if network else ["--net"])]
-    return subprocess.run([*unshare, "--", "bash", "-c", f"set -e; {setup} {chroot}"], stdout=subprocess.PIPE,
+    return subprocess.run([*wrapper, *unshare, "--", "bash", "-c", f"set -e; {setup} {chroot}"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=timeout,
                           input=input)
 
@@ -106,9 +110,15 @@ def _copy_root(suite, root, destination, deb, arch):
 def fetch_depends(suite, root, deb, arch="arm64", extra=()):
     """The package lists and the .debs that `apt install ./DEB` (and the Debian packages `extra`) needs in
     `suite`'s root for `arch`, into the cache: the lists from the last run first; when a dependency's version has
-    left the archive since, anew."""
+    left the archive since, anew. Done once per set of wants: a fetch that found them all leaves a note of what
+    the cache held (`_FetchNote`), and while the lists are the same and those .debs are still cached, a run, or
+    a later call in this one, that wants the same (the same Depends, whatever the package's version) skips the
+    copy of the root and apt under qemu-user (tens of seconds each)."""
     lists, archives = _apt_cache(suite, arch)
     with caches.locked(f"apt-{suite}-{arch}"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
+        note = _FetchNote(suite, arch, deb, extra)
+        if note.still_holds(lists, archives):
+            return
         copy = os.path.join(work, "root")
         _copy_root(suite, root, copy, deb, arch)
         shutil.copy("/etc/resolv.conf", os.path.join(copy, "etc", "resolv.conf"))
@@ -121,3 +131,47 @@ def fetch_depends(suite, root, deb, arch="arm64", extra=()):
             raise RuntimeError(f"{suite}: fetching the package's Depends failed:\n{result.stdout[-2000:]}")
         subprocess.run(["cp", "-a", f"{copy}/var/lib/apt/lists/.", f"{lists}/"], check=True)
         subprocess.run(["cp", "-a", f"{copy}/var/cache/apt/archives/.", f"{archives}/"], check=True)
+        note.write(lists, archives)
+
+
+def fetch_all_depends(wants):
+    """`fetch_depends(suite, root, deb, arch)` for each of `wants`, two at a time: apt through qemu-user keeps one
+    core busy, and the roots have a lock each."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for done in [pool.submit(fetch_depends, *want) for want in wants]:
+            done.result()
+
+
+class _FetchNote:
+    """What a finished `fetch_depends` found in the cache, under a name made of what it wanted: the suite, the
+    architecture, the package's Depends and Pre-Depends fields and the `extra` packages. It holds the lists' names,
+    sizes and times (apt's lock file aside: each apt run touches it) and the cached .debs' names; it still holds
+    while the lists are those and every one of those .debs is still there (the cache only grows, so what apt took
+    then is there now)."""
+
+    def __init__(self, suite, arch, deb, extra):
+        fields = subprocess.run(["dpkg-deb", "-f", deb, "Depends", "Pre-Depends"], capture_output=True, text=True,
+                                check=True).stdout
+        wanted = "\n".join([suite, arch, fields.strip(), *sorted(extra)])
+        self.path = os.path.join(caches.folder("apt", "fetched"),
+                                 f"{suite}-{arch}-{hashlib.sha256(wanted.encode()).hexdigest()[:16]}")
+
+    @staticmethod
+    def _lists(lists):
+        return sorted(f"{entry.name} {entry.stat().st_size} {entry.stat().st_mtime_ns}"
+                      for entry in os.scandir(lists) if entry.is_file() and entry.name != "lock")
+
+    def still_holds(self, lists, archives):
+        try:
+            with open(self.path) as note:
+                kept = json.load(note)
+        except (OSError, ValueError):
+            return False
+        return (kept.get("lists") == self._lists(lists)
+                and all(os.path.exists(os.path.join(archives, name)) for name in kept.get("debs", [])))
+
+    def write(self, lists, archives):
+        debs = sorted(name for name in os.listdir(archives) if name.endswith(".deb"))
+        with open(self.path + ".new", "w") as note:
+            json.dump({"lists": self._lists(lists), "debs": debs}, note)
+        os.replace(self.path + ".new", self.path)

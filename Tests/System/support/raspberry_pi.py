@@ -56,26 +56,27 @@ def fetch_up_front(request):
     roots = {suite: debian_roots.arm64_root(suite) for suite in debian_roots.SUITES}
     # The package last: a fetch beside the builds (--fetch-only) stops here, before it is built.
     deb = request.getfixturevalue("pi_package")
-    for suite, root in roots.items():
-        debian_roots.fetch_depends(suite, root, deb)
+    debian_roots.fetch_all_depends([(suite, root, deb, "arm64") for suite, root in roots.items()])
 
 
 # -- the package installed in a root -------------------------------------------------------------
 
 class Installs:
-    """The package installed in a throw-away copy of each suite's root, once per suite for the session."""
+    """The package installed in a throw-away copy of each suite's root, once per suite for the session: apt
+    (guests/debian-root.sh's `install` step) beside the tests when `start` was called (support/beside.py), then the
+    installed sender and receiver (its `run` step, timed in real time) in the foreground."""
 
-    def __init__(self, folder, deb):
-        self.folder, self.deb, self.done = folder, deb, {}
+    def __init__(self, folder, deb, beside):
+        self.folder, self.deb, self.beside, self.done = folder, deb, beside, {}
+
+    def start(self, suite):
+        self.beside.start(self._name(suite), self._installer(suite))
 
     def installed(self, suite):
         if suite not in self.done:
-            root = os.path.join(self.folder, suite)
             started = time.monotonic()
-            debian_roots.copy_root(suite, debian_roots.arm64_root(suite), root, self.deb)
-            shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
-            result = debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh"], timeout=1200)
-            output = result.stdout
+            root, output = self.beside.result(self._name(suite), self._installer(suite))
+            output += debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh", "run"], timeout=600).stdout
             with open(os.path.join(self.folder, f"{suite}.txt"), "w") as log:
                 log.write(output)
             lines = [line[len("ROOT: "):] for line in output.splitlines() if line.startswith("ROOT: ")]
@@ -83,8 +84,22 @@ class Installs:
             if not any(line.startswith("apt status") for line in lines):
                 # The root could not even be used: what went wrong is in the other lines.
                 print("\n".join(f"{suite}: {line}" for line in output.splitlines()[-5:]))
-            self.done[suite] = InstalledRoot(suite, root, lines, time.monotonic() - started)
+            seconds = self.beside.seconds.get(self._name(suite), 0) + time.monotonic() - started
+            self.done[suite] = InstalledRoot(suite, root, lines, seconds)
         return self.done[suite]
+
+    @staticmethod
+    def _name(suite):
+        return f"the package installed in the {suite} root"
+
+    def _installer(self, suite):
+        def make(wrapper):
+            root = os.path.join(self.folder, suite)
+            debian_roots.copy_root(suite, debian_roots.arm64_root(suite), root, self.deb)
+            shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
+            return root, debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh", "install"], timeout=1800,
+                                              wrapper=wrapper).stdout
+        return make
 
 
 class InstalledRoot:
@@ -97,9 +112,9 @@ class InstalledRoot:
 
 
 @pytest.fixture(scope="session")
-def installs(tmp_path_factory, pi_package):
+def installs(tmp_path_factory, pi_package, beside):
     folder = tmp_path_factory.mktemp("pi-roots")
-    yield Installs(str(folder), pi_package)
+    yield Installs(str(folder), pi_package, beside)
     for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay)
         shutil.rmtree(folder / suite, ignore_errors=True)
 
@@ -256,12 +271,14 @@ class BootFiles:
         _fdtput(copy, "-t", "u", leds, "spi-max-frequency", str(SPI_DEVICE["spi-max-frequency"]))
         return copy
 
-    def boot(self, model, folder, init="/init", parameters="", icount=None):
+    def boot(self, model, folder, init="/init", parameters="", icount=None, wrapper=(), expired=None):
         """Boots `model` with `init` as the first process (rdinit), run until the guest says "PI: done" or
         panics (or 15 minutes); QEMU is stopped whatever happens. SPI0 is on, its register writes traced to
         folder/spi-trace.log. `parameters`: more of the kernel's command line. `icount`: QEMU
         counts instructions, each 2^icount ns of the guest's time (its vCPUs take turns on one host thread), so
-        the guest's CPU times are its instructions, whatever else the host runs or how slow its devices are."""
+        the guest's CPU times are its instructions, whatever else the host runs or how slow its devices are.
+        `wrapper`: the command QEMU runs through (support/beside.py's `chrt --idle 0`); `expired(seconds)`: whether
+        the boot, running that long, is to be stopped (by default after BOOT_LIMIT)."""
         qemu = qemu_backports.qemu()
         trace = os.path.join(folder, "spi-trace.log")
         print(f"booting {self.kernel} on an emulated {model.name} (QEMU 10 -M {model.machine}, TCG, SPI traced"
@@ -276,12 +293,13 @@ class BootFiles:
                    f"{model.console}console=ttyAMA0 rdinit={init} quiet panic=-1 "
                    f"{model.spi_options}{parameters}".strip(),
                    "-trace", f"memory_region_ops_write,file={trace}"]
-        process = Process(folder, "console", command, env=qemu.env)
+        process = Process(folder, "console", command, env=qemu.env, wrapper=wrapper)
+        expired = expired or (lambda seconds: seconds >= BOOT_LIMIT)
         try:
             # Linux cannot power these machines off (nor reboot them after a panic): QEMU is stopped when the
             # guest says it is done, or panicked.
             while (process.alive() and not any(end in process.output() for end in ("PI: done", "Kernel panic"))
-                   and time.monotonic() - started < BOOT_LIMIT):
+                   and not expired(time.monotonic() - started)):
                 time.sleep(2)
         finally:
             process.stop(timeout=5)
@@ -315,40 +333,75 @@ COUNTED_ICOUNT = 1  # -icount shift=1: 2 ns of the guest's time an instruction
 
 
 class Boots:
-    """Each model's two boots, made once for the session when a test first asks for them, whichever module asks."""
+    """Each model's two boots, made once for the session when a test first asks for them, whichever module asks;
+    the counted boots beside the tests from the session's start (`prepare_beside`)."""
 
-    def __init__(self, tmp_path_factory, boot_files):
-        self.tmp_path_factory, self.boot_files, self.done = tmp_path_factory, boot_files, {}
+    def __init__(self, tmp_path_factory, boot_files, beside):
+        self.tmp_path_factory, self.boot_files, self.beside, self.done = tmp_path_factory, boot_files, beside, {}
 
     def whole(self, machine):
         """The model (a MODELS key) booted with guests/raspi-init.sh as /init: the GPIO steps, then
         guests/raspi-strip.sh's route, the receiver's strip, test-leds, the page's check and the errors. One at a
-        time: its vCPUs run on the host's cores in real time, and its PWM is timed in real time."""
+        time, and after the counted boots when they run beside: its vCPUs run on the host's cores in real time, and
+        its PWM is timed in real time."""
         if (machine, "whole") not in self.done:
+            if self.beside.started(COUNTED):
+                self.counted(machine)
             self.done[machine, "whole"] = self._boot(machine, "whole", init="/init")
         return self.done[machine, "whole"]
 
     def counted(self, machine):
         """The model booted with guests/raspi-strip.sh as /init under -icount: the cost benchmark, then the
-        600-pixel frames. Every model's counted boot runs at once, the first time one is asked for: under -icount a
-        QEMU runs all its vCPUs on one host thread and its guest's clock counts instructions, so two of them
-        take a core each and neither changes the other's figures (measured alone, beside two CPU hogs, and
-        beside each other)."""
-        if (machine, "counted") not in self.done:
-            def boot(name):
-                return self._boot(name, "counted", init="/strip-init", parameters=COUNTED_PARAMETERS,
-                                  icount=COUNTED_ICOUNT)
-            with concurrent.futures.ThreadPoolExecutor(len(MODELS)) as pool:
-                for name, pi in zip(MODELS, pool.map(boot, MODELS)):
-                    self.done[name, "counted"] = pi
-        return self.done[machine, "counted"]
+        600-pixel frames. Every model's counted boot runs at once, beside the tests from the session's start (or when
+        one is first asked for): under -icount a QEMU runs all its vCPUs on one host thread and its guest's clock
+        counts instructions, so two of them take a core each and neither changes the other's figures, nor does what
+        else the host runs (measured alone, beside two CPU hogs, and beside each other): they can run at idle
+        priority while the tests run."""
+        return self.beside.result(COUNTED, self._counted_boots)[machine]
+
+    def start_counted(self):
+        """Starts the counted boots beside the tests (support/beside.py)."""
+        self.beside.start(COUNTED, self._counted_boots)
+
+    def _counted_boots(self, wrapper):
+        started = time.monotonic()
+
+        def expired(seconds):
+            # At idle priority a boot takes as long as the tests leave it CPU: four times BOOT_LIMIT from its
+            # start; from the moment a test waits for it, BOOT_LIMIT from then.
+            raised = self.beside.raised_at(COUNTED)
+            limit = BOOT_LIMIT if raised else 4 * BOOT_LIMIT
+            return self.beside.stopping.is_set() or time.monotonic() - (raised or started) >= limit
+
+        def boot(name):
+            return self._boot(name, "counted", init="/strip-init", parameters=COUNTED_PARAMETERS,
+                              icount=COUNTED_ICOUNT, wrapper=wrapper, expired=expired)
+        with concurrent.futures.ThreadPoolExecutor(len(MODELS)) as pool:
+            return dict(zip(MODELS, pool.map(boot, MODELS)))
 
     def _boot(self, machine, kind, **options):
         folder = str(self.tmp_path_factory.mktemp(f"{machine}-{kind}"))
         return self.boot_files.boot(MODELS[machine], folder, **options)
 
 
+COUNTED = "the counted Pi boots"
+# The fixtures of the tests that judge the counted boots (test_strip_cost_on_the_pi.py, test_strip_on_the_pi.py).
+COUNTED_FIXTURES = ("counted_strip_pi", "large_strip_pi")
+
+
 @pytest.fixture(scope="session")
-def pi_boots(tmp_path_factory, boot_files):
+def pi_boots(tmp_path_factory, boot_files, beside):
     """Boots: each model's whole and counted boots, each booted once for the session."""
-    return Boots(tmp_path_factory, boot_files)
+    return Boots(tmp_path_factory, boot_files, beside)
+
+
+def prepare_beside(request, beside):
+    """Beside the tests from the session's start: apt in the roots, when a selected test judges them; the counted
+    boots, when a selected test judges them (their boot files, from the bookworm root, are made first, here)."""
+    def selected(*fixtures):
+        return any(name in item.fixturenames for item in request.session.items for name in fixtures)
+    if selected("installed_root"):
+        for suite in debian_roots.SUITES:
+            request.getfixturevalue("installs").start(suite)
+    if selected(*COUNTED_FIXTURES):
+        request.getfixturevalue("pi_boots").start_counted()
