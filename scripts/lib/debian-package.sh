@@ -30,15 +30,17 @@ build_release() {
     # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static
     # runtime, as its resource folder (the lib/swift one makes the driver crash on static-stdlib-args.lnk);
     # lld by absolute path: the chroot's clang would otherwise look for an aarch64 ld.
-    # Written whole and then moved into place: another architecture's build may read it at this moment.
-    cat >"$cache_root/build/toolset-aarch64.json.$BASHPID" <<'JSON'
+    # Written whole and then moved into place: another architecture's build may read it at this moment. (The
+    # name is set first: in a redirection of `cat`, $BASHPID would be that of the process that runs cat.)
+    local written=$cache_root/build/toolset-aarch64.json.$BASHPID
+    cat >"$written" <<'JSON'
 {
   "schemaVersion": "1.0",
   "swiftCompiler": {"extraCLIOptions": ["-use-ld=lld", "-sdk", "/sysroot", "-resource-dir", "/sysroot/usr/libexec/swift/lib/swift_static"]},
   "linker": {"path": "/usr/bin/ld.lld"}
 }
 JSON
-    mv "$cache_root/build/toolset-aarch64.json.$BASHPID" "$cache_root/build/toolset-aarch64.json"
+    mv "$written" "$cache_root/build/toolset-aarch64.json"
     local script
     # glibc_compat.o: sid's glibc headers bind symbols of glibc 2.38 and later; this object sends them to
     # their older versions, so the binary runs with bookworm's glibc 2.36 (see scripts/packaging/glibc_compat.c).
@@ -177,7 +179,12 @@ command_docs() {
         \$tool/generate-manual /docs/dump-help --multi-page --date $date --section 1 \\
             --authors 'lightorgan maintainers<maintainers@users.noreply.github.com>' --output-directory /docs/man"
     mkdir -p "$cache_root/build/generate-manual"
-    in_build_chroot --bind "$cache_root/build" /build --bind "$folder" /docs -- bash -c "$script"
+    # Under a lock: the two architectures' packages are made at once (scripts/build-pi), and the first to get here
+    # builds generate-manual into the one folder both use.
+    (
+        flock 9
+        in_build_chroot --bind "$cache_root/build" /build --bind "$folder" /docs -- bash -c "$script"
+    ) 9>"$cache_root/build/generate-manual.lock"
     # What Debian's man-db and lintian ask of a page that generate-manual leaves out: a NAME that names the
     # page as its file does (lightorgan.receive; its "lightorgan receive" makes lexgrog fail, and apropos
     # with it), the command as typed in the SYNOPSIS, and no empty line (groff warns): a paragraph (.Pp).
