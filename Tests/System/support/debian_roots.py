@@ -115,10 +115,16 @@ def fetch_depends(suite, root, deb, arch="arm64", extra=()):
     a later call in this one, that wants the same (the same Depends, whatever the package's version) skips the
     copy of the root and apt under qemu-user (tens of seconds each)."""
     lists, archives = _apt_cache(suite, arch)
-    with caches.locked(f"apt-{suite}-{arch}"), tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
-        note = _FetchNote(suite, arch, deb, extra)
+    note = _FetchNote(suite, arch, deb, extra)
+    with caches.locked(f"apt-{suite}-{arch}"):
         if note.still_holds(lists, archives):
             return
+        _fetch_into_cache(suite, root, deb, arch, extra, lists, archives)
+        note.write(lists, archives)
+
+
+def _fetch_into_cache(suite, root, deb, arch, extra, lists, archives):
+    with tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
         copy = os.path.join(work, "root")
         _copy_root(suite, root, copy, deb, arch)
         shutil.copy("/etc/resolv.conf", os.path.join(copy, "etc", "resolv.conf"))
@@ -131,7 +137,6 @@ def fetch_depends(suite, root, deb, arch="arm64", extra=()):
             raise RuntimeError(f"{suite}: fetching the package's Depends failed:\n{result.stdout[-2000:]}")
         subprocess.run(["cp", "-a", f"{copy}/var/lib/apt/lists/.", f"{lists}/"], check=True)
         subprocess.run(["cp", "-a", f"{copy}/var/cache/apt/archives/.", f"{archives}/"], check=True)
-        note.write(lists, archives)
 
 
 def fetch_all_depends(wants):
