@@ -9,7 +9,7 @@ import re
 from support import debian_roots
 import pytest
 
-from support.apt_release import (  # noqa: F401 (fetch_up_front: conftest runs it)
+from support.apt_release import (  # noqa: F401 (fetch_up_front, prepare_beside: conftest runs them)
     CONFFILE,
     INSTALL_ROOTS,
     KEYRING,
@@ -19,6 +19,7 @@ from support.apt_release import (  # noqa: F401 (fetch_up_front: conftest runs i
     fetch_up_front,
     install_sh,
     installed_version,
+    prepare_beside,
     read_in_root,
     refused,
     release_version,

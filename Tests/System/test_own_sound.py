@@ -432,12 +432,10 @@ def _trixie_selected(request):
 
 
 def fetch_up_front(request):
-    """The release tests' trixie arm64 root, and the .debs of the arm64 package's Depends and of shairport-sync
-    4.3.7 for it (only when the trixie test is selected: it needs the package)."""
-    if not _trixie_selected(request):
-        return
-    root = debian_roots.arm64_root("trixie")
-    debian_roots.fetch_depends("trixie", root, request.getfixturevalue("pi_package"), extra=("shairport-sync",))
+    """The release tests' trixie arm64 root, when the trixie test is selected (the .debs of the package's Depends
+    and of shairport-sync 4.3.7 are fetched beside the tests, by `_trixie_speaker`)."""
+    if _trixie_selected(request):
+        debian_roots.arm64_root("trixie")
 
 
 TRIXIE_SPEAKER = "the trixie root with the package and shairport-sync"
@@ -445,11 +443,12 @@ TRIXIE_SPEAKER = "the trixie root with the package and shairport-sync"
 
 def _trixie_speaker(tmp_path_factory, pi_package):
     """How to make a copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's
-    shairport-sync installed from the cached .debs, without a network: a `make(wrapper)` for support/beside.py.
-    It returns the root and shairport-sync's version."""
+    shairport-sync installed from the cached .debs (fetched first, when the cache lacks them), without a network:
+    a `make(wrapper)` for support/beside.py. It returns the root and shairport-sync's version."""
     def make(wrapper):
-        root = str(tmp_path_factory.mktemp("trixie") / "root")
-        debian_roots.copy_root("trixie", debian_roots.arm64_root("trixie"), root, pi_package)
+        root, cached = str(tmp_path_factory.mktemp("trixie") / "root"), debian_roots.arm64_root("trixie")
+        debian_roots.fetch_depends("trixie", cached, pi_package, extra=("shairport-sync",), wrapper=wrapper)
+        debian_roots.copy_root("trixie", cached, root, pi_package)
         install = f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} shairport-sync"
         result = debian_roots.in_root(root, ["bash", "-c", f"{install} && shairport-sync -V"], timeout=1800,
                                       wrapper=wrapper)

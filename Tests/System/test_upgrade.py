@@ -8,13 +8,14 @@ import time
 
 import pytest
 
-from support.apt_release import (  # noqa: F401 (fetch_up_front: conftest runs it)
+from support.apt_release import (  # noqa: F401 (fetch_up_front, prepare_beside: conftest runs them)
     CONFFILE,
     STATE,
     UNIT,
     fetch_up_front,
     install_sh,
     installed_version,
+    prepare_beside,
     read_in_root,
     sh_in_root,
     state_files,

@@ -12,7 +12,8 @@ into, without a Pi.
 - The roots (`prepared_roots`, once a session): throw-away copies of plain Debian roots (bookworm and trixie
   arm64 through qemu-user, bookworm amd64 natively; no systemd running) with Debian's sources disabled and
   the package's Depends preinstalled from the cached .debs: the only repository apt sees is ours, and
-  nothing comes from the network but our server (everything else is fetched by `fetch_up_front`).
+  nothing comes from the network but our server (the roots are fetched by `fetch_up_front`, the .debs of the
+  Depends beside the tests, before any test's namespace without a network).
 - install.sh is fed on stdin, as `curl -fsSL URL/install.sh | sudo sh` does, to dash (`install_sh`), or
   chrooted in an overlay of a cached root whose upper folder shows what it wrote (`refused`).
 """
@@ -58,14 +59,13 @@ def _slow_tests_selected(request):
 
 
 def fetch_up_front(request):
-    """The packages, the roots (made once: minutes) and, per install root, the .debs of the package's Depends."""
+    """The roots (made once: minutes). The .debs of the package's Depends are fetched beside the tests, with the
+    roots that install them (`PreparedRoots`): the package is not built yet when this runs beside the builds."""
     if not _slow_tests_selected(request):
         return
-    roots = {(suite, arch): debian_roots.root(suite, arch) for suite, arch in INSTALL_ROOTS}
+    for suite, arch in INSTALL_ROOTS:
+        debian_roots.root(suite, arch)
     debian_roots.root("bookworm", "armhf", "essential")
-    # The packages last: a fetch beside the builds (--fetch-only) stops here, before they are built.
-    packages = {"arm64": request.getfixturevalue("pi_package"), "amd64": request.getfixturevalue("amd64_package")}
-    debian_roots.fetch_all_depends([(suite, root, packages[arch], arch) for (suite, arch), root in roots.items()])
 
 
 def run(command, **arguments):
@@ -212,40 +212,62 @@ def server(netns, repositories, tmp_path):
 
 class PreparedRoots:
     """Per (suite, arch), once a session: a copy of the cached root with the package's Depends installed
-    from the cached .debs, then Debian's sources, lists and .debs removed. Tests take copies of it."""
+    from the cached .debs (fetched first, when the cache lacks them), then Debian's sources, lists and .debs
+    removed. Each is made beside the tests (support/beside.py) from the session's start when `start` was called,
+    else when a test first takes a copy. Tests take copies of it."""
 
-    def __init__(self, folder, packages):
-        self.folder, self.packages, self.done = folder, packages, {}
-        # (resolved here, before a test's namespace without a network)
-        self.cached = {(suite, arch): debian_roots.root(suite, arch) for suite, arch in INSTALL_ROOTS}
+    def __init__(self, folder, packages, beside):
+        self.folder, self.packages, self.beside = folder, packages, beside
 
-    def template(self, suite, arch):
-        if (suite, arch) not in self.done:
+    def start(self):
+        for suite, arch in INSTALL_ROOTS:
+            self.beside.start(self._name(suite, arch), self._maker(suite, arch))
+
+    def copy(self, suite, arch, destination):
+        template = self.beside.result(self._name(suite, arch), self._maker(suite, arch))
+        subprocess.run(["cp", "-a", template, destination], check=True)
+        return destination
+
+    @staticmethod
+    def _name(suite, arch):
+        return f"the {suite} {arch} root with the package's Depends"
+
+    def _maker(self, suite, arch):
+        def make(wrapper):
+            cached, deb = debian_roots.root(suite, arch), self.packages[arch]
+            debian_roots.fetch_depends(suite, cached, deb, arch, wrapper=wrapper)
             path = os.path.join(self.folder, f"{suite}-{arch}")
-            debian_roots.copy_root(suite, self.cached[(suite, arch)], path, arch=arch)
-            depends = run(["dpkg-deb", "-f", self.packages[arch], "Depends"]).stdout.strip()
+            debian_roots.copy_root(suite, cached, path, arch=arch)
+            depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout.strip()
             script = f"""set -e
 export DEBIAN_FRONTEND=noninteractive
 apt-get satisfy -y -q --no-install-recommends {shlex.quote(depends)}
 rm -f /etc/apt/sources.list /etc/apt/sources.list.d/*
 apt-get clean
 find /var/lib/apt/lists -maxdepth 1 -type f -delete"""
-            result = debian_roots.in_root(path, ["sh", "-c", script], timeout=1200)
+            result = debian_roots.in_root(path, ["sh", "-c", script], timeout=1200, wrapper=wrapper)
             if result.returncode != 0:
                 raise RuntimeError(f"{suite} {arch}: preinstalling the Depends failed:\n{tail(result.stdout, 30)}")
-            self.done[(suite, arch)] = path
-        return self.done[(suite, arch)]
-
-    def copy(self, suite, arch, destination):
-        subprocess.run(["cp", "-a", self.template(suite, arch), destination], check=True)
-        return destination
+            return path
+        return make
 
 
 @pytest.fixture(scope="session")
-def prepared_roots(tmp_path_factory, pi_package, amd64_package):
+def prepared_roots(tmp_path_factory, pi_package, amd64_package, beside):
     folder = tmp_path_factory.mktemp("release-roots")
-    yield PreparedRoots(str(folder), {"arm64": pi_package, "amd64": amd64_package})
-    shutil.rmtree(folder, ignore_errors=True)  # a few hundred MB each
+    roots = PreparedRoots(str(folder), {"arm64": pi_package, "amd64": amd64_package}, beside)
+    yield roots
+    # A few hundred MB each; what is still being made beside the tests is stopped with the session (its own
+    # folder is left for pytest's own clean-up of old runs).
+    for suite, arch in INSTALL_ROOTS:
+        if beside.done(roots._name(suite, arch)):
+            shutil.rmtree(os.path.join(folder, f"{suite}-{arch}"), ignore_errors=True)
+
+
+def prepare_beside(request, beside):
+    """The roots, made beside the tests from the session's start when a selected test takes copies of them."""
+    if any("prepared_roots" in item.fixturenames for item in request.session.items):
+        request.getfixturevalue("prepared_roots").start()
 
 
 @pytest.fixture

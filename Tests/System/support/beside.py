@@ -7,7 +7,9 @@ normal priority, so the test never waits on a machine kept busy by others.
 
 A module opts in with `prepare_beside(request, beside)` (conftest.py calls each selected module's once, after the
 up-front fetch, with the session's `Beside`); a fixture asks for the result with `beside.result(name, make)`, which
-also makes it there and then when nothing started it (a run of one module, `-k`).
+also makes it there and then when nothing started it (a run of one module, `-k`). Start them before any test
+enters a network namespace of its own (support/namespaces.py): a set-up's thread is made when it starts, in the
+namespace of the thread that starts it, and one that fetches needs the machine's network.
 
 `make(wrapper)` puts `wrapper` before each command it runs: `chrt --idle 0` (util-linux) and a variable naming the
 set-up, which its processes and theirs inherit with the priority. Only those processes run at SCHED_IDLE: the
@@ -28,7 +30,7 @@ MARK = "PYTEST_BESIDE_SETUP"  # the variable that names a set-up in its processe
 class Beside:
     """The session's set-ups beside the tests, by name; each made once."""
 
-    def __init__(self, workers=4):
+    def __init__(self, workers=8):
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="beside")
         self._jobs, self._raised, self._lock = {}, {}, threading.Lock()
         self.stopping = threading.Event()  # set when the session ends: a set-up still running stops early
@@ -45,6 +47,12 @@ class Beside:
         """Whether `name` was started (it may have ended)."""
         with self._lock:
             return name in self._jobs
+
+    def done(self, name):
+        """Whether `name` was started and has ended (its folders may be removed)."""
+        with self._lock:
+            job = self._jobs.get(name)
+        return job is not None and job.done()
 
     def raised_at(self, name):
         """time.monotonic() when a test first waited for `name`, or None."""

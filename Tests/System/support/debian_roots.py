@@ -16,7 +16,6 @@ Each suite's apt package lists and downloaded .debs are kept beside them (apt/SU
 amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
 root without a network.
 """
-import concurrent.futures
 import hashlib
 import json
 import os
@@ -107,23 +106,24 @@ def _copy_root(suite, root, destination, deb, arch):
         shutil.copy(deb, os.path.join(destination, "tmp"))
 
 
-def fetch_depends(suite, root, deb, arch="arm64", extra=()):
+def fetch_depends(suite, root, deb, arch="arm64", extra=(), wrapper=()):
     """The package lists and the .debs that `apt install ./DEB` (and the Debian packages `extra`) needs in
     `suite`'s root for `arch`, into the cache: the lists from the last run first; when a dependency's version has
     left the archive since, anew. Done once per set of wants: a fetch that found them all leaves a note of what
     the cache held (`_FetchNote`), and while the lists are the same and those .debs are still cached, a run, or
     a later call in this one, that wants the same (the same Depends, whatever the package's version) skips the
-    copy of the root and apt under qemu-user (tens of seconds each)."""
+    copy of the root and apt under qemu-user (tens of seconds each). apt runs through `wrapper` (support/beside.py's
+    `chrt --idle 0`)."""
     lists, archives = _apt_cache(suite, arch)
     note = _FetchNote(suite, arch, deb, extra)
     with caches.locked(f"apt-{suite}-{arch}"):
         if note.still_holds(lists, archives):
             return
-        _fetch_into_cache(suite, root, deb, arch, extra, lists, archives)
+        _fetch_into_cache(suite, root, deb, arch, extra, lists, archives, wrapper)
         note.write(lists, archives)
 
 
-def _fetch_into_cache(suite, root, deb, arch, extra, lists, archives):
+def _fetch_into_cache(suite, root, deb, arch, extra, lists, archives, wrapper):
     with tempfile.TemporaryDirectory(prefix=f"pi-fetch-{suite}-") as work:
         copy = os.path.join(work, "root")
         _copy_root(suite, root, copy, deb, arch)
@@ -132,19 +132,11 @@ def _fetch_into_cache(suite, root, deb, arch, extra, lists, archives):
         wanted = " ".join(shlex.quote(part) for part in (name, *extra))
         download = f"apt-get install -y -q --download-only --no-install-recommends {wanted}"
         result = in_root(copy, ["bash", "-c", f"{download} || {{ apt-get update -q && {download}; }}"],
-                         network=True, timeout=1200)
+                         network=True, timeout=1200, wrapper=wrapper)
         if result.returncode != 0:
             raise RuntimeError(f"{suite}: fetching the package's Depends failed:\n{result.stdout[-2000:]}")
         subprocess.run(["cp", "-a", f"{copy}/var/lib/apt/lists/.", f"{lists}/"], check=True)
         subprocess.run(["cp", "-a", f"{copy}/var/cache/apt/archives/.", f"{archives}/"], check=True)
-
-
-def fetch_all_depends(wants):
-    """`fetch_depends(suite, root, deb, arch)` for each of `wants`, two at a time: apt through qemu-user keeps one
-    core busy, and the roots have a lock each."""
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        for done in [pool.submit(fetch_depends, *want) for want in wants]:
-            done.result()
 
 
 class _FetchNote:

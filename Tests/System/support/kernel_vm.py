@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 from support import boot_counts, caches
 
@@ -186,11 +187,15 @@ def _raise_group_priority(pid):
 
 def boot(image, initrd, console, time_limit=300):
     """Boots the guest (TCG, 2 vCPUs, 1 GiB; at EMULATOR_NICE, in a session of its own) until it powers off, its
-    serial console into the file `console`; killed after `time_limit` s. The console's text (carriage returns
-    removed)."""
+    serial console into the file `console`; killed after `time_limit` s. Returns the console's text (carriage
+    returns removed) and how QEMU ended ("QEMU exited with status 0 after 63 s", "… killed by signal 9 …", "…
+    stopped at the time limit …"): a guest whose /init did not reach its end says so only by that."""
     command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
-               "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1"]
+               "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1",
+               # A triple fault or reset of the guest's CPUs (QEMU then just exits, -no-reboot) in a log of its own.
+               "-d", "cpu_reset,guest_errors", "-D", f"{console}.qemu-log"]
     boot_counts.add("x86_64")
+    started, ending = time.monotonic(), None
     with open(console, "wb") as out:
         qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_nice_emulator)
@@ -198,13 +203,29 @@ def boot(image, initrd, console, time_limit=300):
         try:
             qemu.wait(time_limit)
         except subprocess.TimeoutExpired:
-            pass
+            ending = f"QEMU stopped at the time limit, {time_limit} s"
         finally:  # past the time limit, or the test run interrupted: no guest left behind
             if qemu.poll() is None:
                 qemu.kill()
                 qemu.wait()
+    seconds = time.monotonic() - started
+    if ending is None:
+        how = f"killed by signal {-qemu.returncode}" if qemu.returncode < 0 else f"exited with status {qemu.returncode}"
+        ending = f"QEMU {how} after {seconds:.0f} s{_resets(f'{console}.qemu-log')}"
     with open(console, "rb") as file:
-        return file.read().decode(errors="replace").replace("\r", "")
+        return file.read().decode(errors="replace").replace("\r", ""), ending
+
+
+def _resets(log):
+    """", its log: N CPU resets" (a guest that runs to its poweroff: 6, its vCPUs' start-ups), and "a triple
+    fault" when there was one, from QEMU's -d cpu_reset log; "" without a log."""
+    try:
+        with open(log, errors="replace") as file:
+            text = file.read()
+    except OSError:
+        return ""
+    faults = ", a triple fault" if "triple fault" in text.lower() else ""
+    return f", its log: {text.count('CPU Reset')} CPU resets{faults}"
 
 
 # What vm-init.sh says, by the words its "VM: ..." lines begin with (longest first wins).

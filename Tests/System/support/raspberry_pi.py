@@ -49,14 +49,12 @@ SPI_DEVICE = {"compatible": "rohm,dh2228fv", "spi-max-frequency": 3_000_000}
 
 
 def fetch_up_front(request):
-    """The roots, the Pi's kernel (sid's arm64 sysroot), QEMU 10 and, per root, what apt needs to install the
-    package."""
+    """The roots, the Pi's kernel (sid's arm64 sysroot) and QEMU 10. What apt needs to install the package in a
+    root is fetched beside the tests, by the set-up that installs it (`Installs`)."""
     debian_roots.arm64_sysroot()
     qemu_backports.qemu()
-    roots = {suite: debian_roots.arm64_root(suite) for suite in debian_roots.SUITES}
-    # The package last: a fetch beside the builds (--fetch-only) stops here, before it is built.
-    deb = request.getfixturevalue("pi_package")
-    debian_roots.fetch_all_depends([(suite, root, deb, "arm64") for suite, root in roots.items()])
+    for suite in debian_roots.SUITES:
+        debian_roots.arm64_root(suite)
 
 
 # -- the package installed in a root -------------------------------------------------------------
@@ -94,8 +92,9 @@ class Installs:
 
     def _installer(self, suite):
         def make(wrapper):
-            root = os.path.join(self.folder, suite)
-            debian_roots.copy_root(suite, debian_roots.arm64_root(suite), root, self.deb)
+            root, cached = os.path.join(self.folder, suite), debian_roots.arm64_root(suite)
+            debian_roots.fetch_depends(suite, cached, self.deb, wrapper=wrapper)
+            debian_roots.copy_root(suite, cached, root, self.deb)
             shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
             return root, debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh", "install"], timeout=1800,
                                               wrapper=wrapper).stdout
@@ -114,9 +113,11 @@ class InstalledRoot:
 @pytest.fixture(scope="session")
 def installs(tmp_path_factory, pi_package, beside):
     folder = tmp_path_factory.mktemp("pi-roots")
-    yield Installs(str(folder), pi_package, beside)
-    for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay)
-        shutil.rmtree(folder / suite, ignore_errors=True)
+    installs = Installs(str(folder), pi_package, beside)
+    yield installs
+    for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay), once made
+        if beside.done(installs._name(suite)):
+            shutil.rmtree(folder / suite, ignore_errors=True)
 
 
 # -- the emulated Raspberry Pi 3 and 4 -----------------------------------------------------------
