@@ -42,6 +42,21 @@ import Testing
         return (file, pageFile, loaded.live(pageFile: pageFile))
     }
 
+    /// A value with what YAML may not hold as it is (C1 controls, a byte order mark, U+FFFE, DEL) is
+    /// written escaped and reads back as the same text (the fuzzer found `receiver.play` with U+009A
+    /// written bare, which libyaml refused as a control character). Whitespace, NEL and the line
+    /// separators among them, is no device name's, and the same escapes cover it.
+    @Test func valuesWithControlsAndLineSeparatorsReadBackTheSame() async throws {
+        let (_, pageFile, initial) = try await Self.started("receiver:\n  mode: pwm\n")
+        var live = initial
+        let awkward = "\u{FFFD}\u{534}3\u{9A}|\u{80}|\u{9F}|\u{FEFF}|\u{FFFE}|\u{7F}|é\u{1F3B5}"
+        try live.set("receiver.play", to: awkward)
+        try StateDirectory.writePrivate(live.pageFileText, to: pageFile)
+        let loaded = try await SettingsLoader(environment: [:]).load(pageFile: pageFile)
+        #expect(loaded.settings == live.settings, "\(live.pageFileText)")
+        #expect(live.pageFileText.contains(#"3\x9a|\x80|\x9f|\ufeff|\ufffe|\x7f|é\#u{1F3B5}""#))
+    }
+
     @Test func aLaterEditOfTheFileWinsOverThePagesValue() async throws {
         let (file, pageFile, initial) = try await Self.started("receiver:\n  max_brightness: 80\n  delay: 20\n")
         var live = initial

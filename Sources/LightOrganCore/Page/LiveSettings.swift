@@ -196,7 +196,8 @@ public struct LiveSettings: Sendable {
         return text
     }
 
-    /// `value` as a YAML scalar that reads back as the same text.
+    /// `value` as a YAML scalar that reads back as the same text: plain when it is letters, digits,
+    /// `.` and `_` alone, else double-quoted with every scalar YAML may not hold as it is escaped.
     static func yamlScalar(_ value: String) -> String {
         let plain = value.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "_"
@@ -207,12 +208,23 @@ public struct LiveSettings: Sendable {
             switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
-                escaped += "\\x" + String(scalar.value, radix: 16).leftPadded(to: 2)
+            case _ where needsEscape(scalar):  // all at most U+FFFF
+                let (prefix, digits) = scalar.value <= 0xff ? ("\\x", 2) : ("\\u", 4)
+                escaped += prefix + String(scalar.value, radix: 16).leftPadded(to: digits)
             default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped + "\""
+    }
+
+    /// Whether a double-quoted YAML scalar must hold `scalar` escaped: what YAML does not allow in a stream
+    /// (C0 and C1 controls, DEL, U+FFFE, U+FFFF), what it reads as a line break and folds (NEL, U+2028,
+    /// U+2029), and the byte order mark, which a reader may drop.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7f...0x9f, 0x2028, 0x2029, 0xfeff, 0xfffe, 0xffff: true
+        default: false
+        }
     }
 }
 
