@@ -16,7 +16,8 @@
 - Everything from the network is fetched before the first test: the Debian packages each selected
   marker needs, and whatever a selected module's `fetch_up_front()` fetches (the music corpus,
   Debian roots, the kernel's source). `--fetch-only` fetches that and runs no test: scripts/test runs it beside
-  the builds, and leaves what needs a package (PackageNotBuilt) to the run that tests.
+  the builds, before the packages are built. What needs a package (the .debs of its Depends) is fetched beside
+  the tests, by the set-ups that install it (support/beside.py).
 """
 import inspect
 import os
@@ -167,11 +168,9 @@ def _fetch_up_front(request):
         fetch = getattr(item.module, "fetch_up_front", None)
         if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
             seen.add(fetch)
-            # fetch_up_front(request) may ask for session fixtures (the package it fetches for).
-            try:
-                fetch(request) if inspect.signature(fetch).parameters else fetch()
-            except PackageNotBuilt as missing:  # --fetch-only: the rest of this fetch waits for the test run
-                print(f"fetch: {item.module.__name__}: the rest waits for {missing}", flush=True)
+            # fetch_up_front(request) may look at the selection; it asks for no package (--fetch-only runs before
+            # they are built).
+            fetch(request) if inspect.signature(fetch).parameters else fetch()
 
 
 # -- the executables -----------------------------------------------------------------------------
@@ -218,16 +217,13 @@ def lightorgan_gpiod2(unpacked):
     return os.path.join(unpacked, "usr/bin/lightorgan")
 
 
-class PackageNotBuilt(Exception):
-    """--fetch-only runs beside the builds: a package not given is not built yet, and is not built there."""
-
-
 def _package(request, option, arch):
     given = request.config.getoption(option)
     if given:
         return os.path.abspath(given)
-    if request.config.getoption("--fetch-only"):
-        raise PackageNotBuilt(f"the {arch} package")
+    if request.config.getoption("--fetch-only"):  # beside the builds: the package is not built yet, nor built here
+        raise RuntimeError(f"--fetch-only asked for the {arch} package: a fetch_up_front() must not; what needs a "
+                           "package is fetched beside the tests (support/beside.py)")
     output = subprocess.run(["bash", "scripts/build-pi", arch], cwd=REPOSITORY, check=True, capture_output=True,
                             text=True).stdout
     return output.strip().splitlines()[-1]

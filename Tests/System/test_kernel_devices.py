@@ -46,9 +46,8 @@ EXPECTED_DUTY = (232 / 255) ** 2.2  # the lit line's level, 232, through the def
 
 
 class Guest:
-    def __init__(self, api, console, ending, cut_short, lines, seconds):
+    def __init__(self, api, console, ending, lines, seconds):
         self.api, self.console, self.ending, self.lines, self.seconds = api, console, ending, lines, seconds
-        self.cut_short = cut_short  # how a first boot that QEMU ended early ended, or None
 
     def get(self, key):
         return self.lines.get(key, "")
@@ -71,28 +70,17 @@ def vm(request, tmp_path_factory):
     initrd = kernel_vm.initramfs(folder, lightorgan, version)
     started = time.monotonic()
     console, ending = kernel_vm.boot(image, initrd, os.path.join(folder, "console.txt"))
-    cut_short = None
-    if "VM: done" not in console and "time limit" not in ending:
-        # QEMU ended before the guest's /init did, and not at the time limit: the emulator itself died or the
-        # guest's CPU reset (once in a CI run, beside the tests: no panic, no message, in the middle of a step
-        # that runs only busybox). Nothing of ours is judged by that boot; the guest boots once more, and the
-        # first boot's end is reported with the figures. A guest that hangs (the time limit) is not booted again.
-        os.rename(os.path.join(folder, "console.txt"), os.path.join(folder, "console-cut-short.txt"))
-        cut_short = f"{ending}; its console's last line began {console.strip().splitlines()[-1][:80]!r}"
-        print(f"vm (libgpiod API {api}): the first boot was cut short ({cut_short}); booting again", flush=True)
-        console, ending = kernel_vm.boot(image, initrd, os.path.join(folder, "console.txt"))
     seconds = time.monotonic() - started
     lines = kernel_vm.vm_lines(console)
     print(f"vm (libgpiod API {api}): booted and ran in {seconds:.0f} s ({ending}); console in {folder}/console.txt")
     for line in console.splitlines():
         if line.startswith("VM: ") and not line.startswith(("VM: trace", "VM: stalls")):
             print(line)
-    return Guest(api, console, ending, cut_short, lines, seconds)
+    return Guest(api, console, ending, lines, seconds)
 
 
 def test_the_guest_ran_to_the_end(vm, check, figure):
-    figure(f"libgpiod API {vm.api}: the guest booted and ran in {vm.seconds:.0f} s"
-           + (f", booted twice: the first boot was cut short ({vm.cut_short})" if vm.cut_short else ""))
+    figure(f"libgpiod API {vm.api}: the guest booted and ran in {vm.seconds:.0f} s")
     failed = [key for key in vm.lines if key.startswith("insmod ")]
     check("every kernel module loaded", not failed, ", ".join(failed))
     check("the guest ran its /init to the end", "done" in vm.lines, f"{vm.ending}; the console's end: {vm.tail()}")

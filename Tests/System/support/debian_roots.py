@@ -13,8 +13,8 @@ calls its functions, under the cache's lock:
                                  Depends: booted with systemd-nspawn, it runs the packaged unit for real
                                  (test_package_sandbox.py)
 Each suite's apt package lists and downloaded .debs are kept beside them (apt/SUITE/lists, archives; for
-amd64 apt/SUITE-amd64/…), fetched before the tests (`fetch_depends`): the package is then installed in a
-root without a network.
+amd64 apt/SUITE-amd64/…), fetched by the set-up that installs the package, beside the tests (`fetch_depends`):
+the package is then installed in a root without a network.
 """
 import hashlib
 import json
