@@ -144,7 +144,7 @@ final class OwnSound: @unchecked Sendable {
             })
         let pacer = SpeakerPacer(sampleRate: input.format.sampleRate, framesPerSecond: framesPerSecond, into: gate)
         pacer.start()
-        queue.begin()
+        queue.begin(pacer: pacer)
         logger.info("\(input.label): playing\(number > 1 ? " (stream \(number))" : "")")
         return Stream(
             owner: self, pacer: pacer,
@@ -163,14 +163,16 @@ final class OwnSound: @unchecked Sendable {
         logger.info("\(line)")
     }
 
-    /// The delay of a frame's sound behind its source: the player's latency; without a player the
-    /// pacing delay. Before the player's first reading (a stream's lead is still coming in) a
-    /// guess a little longer than the lead: the pacer takes each frame's due time from the delay
-    /// in force when it wakes, so the first frames wait for the first reading, and none is shown
-    /// before its sound.
+    /// The delay of a frame's sound behind its source, for the pacer's clock. With a player the
+    /// longest delay there is (``LightDelay/maximumMilliseconds``), which holds the stream's first
+    /// frames until the player's first write: from then on the player tells the pacer when each
+    /// sample leaves the DAC (``SoundQueue/deviceReading(nextSample:queuedFrames:at:)``) and each
+    /// frame is due then. (A delay after when the audio was made, guessed from when it arrived,
+    /// failed: shairport-sync handed its first second over in bursts, and a frame lit the lamps
+    /// 0.8 s before its sound.) Without a player the pacing delay.
     fileprivate func frameDelay() -> Int64 {
         guard player != nil else { return pacesUnplayed ? Self.unplayedPacingNanoseconds : 0 }
-        return queue.latency() ?? Int64((SoundQueue.leadSeconds + 0.1) * 1e9)
+        return Int64(LightDelay.maximumMilliseconds) * 1_000_000
     }
 
     /// One stream's analysis on the reader thread.
@@ -237,8 +239,13 @@ final class OwnSound: @unchecked Sendable {
                     queue.stopPlaying()
                     return
                 }
+                // The device's delay holds at some moment while it is asked (ALSA's pulse plugin asks the
+                // sound server): the middle of the call stands for it.
+                let asked = MonotonicClock.nanoseconds()
+                let queuedFrames = player.queuedFrames()
+                let answered = MonotonicClock.nanoseconds()
                 correction = queue.deviceReading(
-                    nextSample: nextSample, queuedFrames: player.queuedFrames(), at: MonotonicClock.nanoseconds())
+                    nextSample: nextSample, queuedFrames: queuedFrames, at: asked + (answered - asked) / 2)
             }
         }
     }
@@ -266,6 +273,11 @@ final class SoundQueue: @unchecked Sendable {
     private var endPending = false
     private var stopped = false
     private var playerGone = false
+    /// The stream's pacer, told when each sample played is heard; the stream the player took its
+    /// last block from (a reading after a block of the stream before is not this stream's).
+    private var pacer: SpeakerPacer?
+    private var stream = 0
+    private var takenFromStream = -1
 
     init(format: AudioFormat) {
         self.format = format
@@ -278,8 +290,10 @@ final class SoundQueue: @unchecked Sendable {
         case stopped
     }
 
-    func begin() {
+    func begin(pacer: SpeakerPacer) {
         condition.withLock {
+            self.pacer = pacer
+            stream += 1
             samples.removeAll(keepingCapacity: true)
             head = 0
             (arrived, taken) = (0, 0)
@@ -339,6 +353,7 @@ final class SoundQueue: @unchecked Sendable {
                     let block = Array(samples[head..<head + count])
                     head += count
                     taken += count / format.channels
+                    takenFromStream = stream
                     return .samples(block, nextSample: taken)
                 }
                 if endPending, available == 0 {
@@ -350,15 +365,15 @@ final class SoundQueue: @unchecked Sendable {
         }
     }
 
-    /// Player, after a write: returns the correction for the next block.
+    /// Player, after a write: tells the stream's pacer when the stream's samples leave the DAC
+    /// (``PlaybackSync/heardOrigin``); returns the correction for the next block.
     func deviceReading(nextSample: Int, queuedFrames: Int?, at now: Int64) -> Int {
         guard let queuedFrames else { return 0 }
-        return condition.withLock { sync.observeDevice(nextSample: nextSample, queuedFrames: queuedFrames, at: now) }
-    }
-
-    /// The latency the player holds (nil before its first reading).
-    func latency() -> Int64? {
-        condition.withLock { sync.latencyNanoseconds }
+        return condition.withLock {
+            let correction = sync.observeDevice(nextSample: nextSample, queuedFrames: queuedFrames, at: now)
+            if takenFromStream == stream, let origin = sync.heardOrigin { pacer?.hear(sample: 0, at: origin) }
+            return correction
+        }
     }
 
     /// The player failed: nothing more is queued.

@@ -8,14 +8,18 @@ import LightOrganOutput
 ///
 /// While the delay is 0 the capture thread sends each frame itself as it adds it (it is due at
 /// once) and this thread stays asleep. Frames are offered to the ``Gate`` with the timeline locked,
-/// so the two threads never reorder them.
+/// so the two threads never reorder them. A frame added with another delay than the one before
+/// wakes this thread, which takes its next due time from the new one: a delay that shrinks (a
+/// guess replaced by a reading) sends the frames at their new time, not at the old.
 final class SpeakerPacer: @unchecked Sendable {
-    // @unchecked Sendable: `timeline`, `isWaiting` and `isDraining` are only touched with
-    // `condition` locked.
+    // @unchecked Sendable: `timeline`, `isWaiting`, `isSleeping` and `isDraining` are only touched
+    // with `condition` locked.
     private let condition = ThreadCondition()
     private var timeline: FrameTimeline
     /// The pacer thread waits for a frame to be added.
     private var isWaiting = false
+    /// The pacer thread sleeps until the oldest waiting frame is due.
+    private var isSleeping = false
     /// The audio ended: send what waits, then finish the gate.
     private var isDraining = false
     private let gate: Gate
@@ -36,15 +40,28 @@ final class SpeakerPacer: @unchecked Sendable {
         condition.withLock { timeline.observe(samples: samples, at: nanoseconds) }
     }
 
+    /// Player thread, after each write: the source's sample `sample` leaves the DAC at
+    /// `nanoseconds`. From then on each frame is due when its last sample leaves the DAC
+    /// (``FrameTimeline/heard``); a due time that moves over 1 ms earlier wakes this thread.
+    func hear(sample: Int, at nanoseconds: Int64) {
+        condition.withLock {
+            let before = timeline.nextDue
+            timeline.heard = (sample, nanoseconds)
+            guard isSleeping, let after = timeline.nextDue else { return }
+            if before.map({ after < $0 - 1_000_000 }) ?? true { condition.signal() }
+        }
+    }
+
     /// Capture thread: `frame` was made from the audio up to sample `endSample`; it is due
     /// `delayNanoseconds` after that sample was made.
     func add(_ frame: LevelFrame, endingAtSample endSample: Int, delayNanoseconds: Int64, now: Int64) {
         condition.withLock {
+            let changed = timeline.delayNanoseconds != delayNanoseconds
             timeline.delayNanoseconds = delayNanoseconds
             timeline.add(frame, endingAtSample: endSample)
             if delayNanoseconds == 0 {
                 if let due = timeline.takeDue(now: now) { gate.offer(due) }
-            } else if isWaiting {
+            } else if isWaiting || (changed && isSleeping) {
                 condition.signal()
             }
         }
@@ -76,9 +93,13 @@ final class SpeakerPacer: @unchecked Sendable {
                 isWaiting = false
                 continue
             }
-            condition.unlock()
-            MonotonicClock.sleep(untilNanoseconds: due)
-            condition.lock()
+            if due > MonotonicClock.nanoseconds() {
+                // Until it is due, or the delay changed (then the loop takes the due time again).
+                isSleeping = true
+                condition.wait(untilNanoseconds: due)
+                isSleeping = false
+                continue
+            }
             if let frame = timeline.takeDue(now: MonotonicClock.nanoseconds()) { gate.offer(frame) }
         }
         if isDraining { gate.finish(nil) }

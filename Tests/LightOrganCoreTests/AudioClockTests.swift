@@ -93,6 +93,24 @@ struct AudioClockTests {
         #expect(timeline.nextDue == nil)
     }
 
+    @Test("where a player says a sample is heard, each frame is due when its last sample is, whatever the clock says")
+    func heardFromThePlayer() {
+        var timeline = FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100)
+        timeline.delayNanoseconds = 2_000 * Self.millisecond
+        // The first 0.2 s arrives at once at 5 s: the clock puts sample 0 at 4,800 ms.
+        timeline.observe(samples: 9_600, at: 5_000 * Self.millisecond)
+        for n in 1...3 { timeline.add(LevelFrame(bass: UInt8(n), mid: 0, treble: 0), endingAtSample: n * 480) }
+        #expect(timeline.nextDue == 6_810 * Self.millisecond, "before the player's word: the clock and the delay")
+        // The player wrote up to sample 480 at 5,001 ms, which its device plays 40 ms later.
+        timeline.heard = (sample: 480, nanoseconds: 5_041 * Self.millisecond)
+        #expect(timeline.nextDue == 5_041 * Self.millisecond)
+        // A burst moves the clock's origin a second earlier: the frames stay where they are heard.
+        timeline.observe(samples: 57_600, at: 5_001 * Self.millisecond)
+        #expect(timeline.nextDue == 5_041 * Self.millisecond)
+        #expect(timeline.takeDue(now: 5_050 * Self.millisecond)?.bass == 1)
+        #expect(timeline.nextDue == 5_051 * Self.millisecond, "frame 2 ends 10 ms of audio after sample 480")
+    }
+
     @Test("a timeline holds at most its capacity, dropping the oldest")
     func capacity() {
         var timeline = FrameTimeline(sampleRate: Self.rate, capacity: 3)

@@ -105,6 +105,26 @@ struct PlaybackSyncTests {
         #expect(abs(corrected - 158_760) < 1_000, "dropped \(hour.dropped), inserted \(hour.inserted)")
     }
 
+    @Test("when each sample is heard comes from the device's readings alone: a burst from the source does not move it")
+    func heardFromTheReadings() {
+        var sync = PlaybackSync(sampleRate: 48_000)
+        let second: Int64 = 1_000_000_000
+        // The source hands its first second over at once at 10 s, then 10 ms at a time on time.
+        sync.observeArrival(samples: 48_000, at: 10 * second)
+        // A device that plays sample n at 10.3 s + n / 48 kHz: after each 10 ms write it holds what is not yet
+        // heard. The readings come late by up to 3 ms (a busy player), which the device's count makes up for.
+        for block in 1...200 {
+            let now = 10 * second + Int64(block) * 10_000_000 + Int64(block % 4) * 1_000_000
+            sync.observeArrival(samples: 48_000 + block * 480, at: now)
+            let nextSample = block * 480 + 14_400  // 0.3 s written ahead of the DAC
+            let heardUpTo = Double(now - (10 * second + 300_000_000)) / 1e9 * 48_000
+            _ = sync.observeDevice(nextSample: nextSample, queuedFrames: nextSample - Int(heardUpTo), at: now)
+        }
+        let origin = try? #require(sync.heardOrigin)
+        #expect(
+            origin.map { abs($0 - (10 * second + 300_000_000)) <= 50_000 } == true, "sample 0 heard at \(origin ?? -1)")
+    }
+
     @Test("with no drift it leaves the sound alone")
     func noDrift() {
         let hour = Self.play(seconds: 600, drift: 0, seed: 7)

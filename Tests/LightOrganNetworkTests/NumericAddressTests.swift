@@ -5,33 +5,46 @@ import Testing
 import Glibc
 #endif
 
+/// The socket addresses are made by getaddrinfo from numeric text, as the kernel hands them over: the test then
+/// touches no member of sockaddr_in or sockaddr_in6, whose C definitions other modules (NIO's CNIOLinux) also
+/// import.
 @Suite struct NumericAddressTests {
-    @Test func anIPv4AddressWithAndWithoutItsPort() {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(8181).bigEndian
-        inet_pton(AF_INET, "192.168.1.60", &address.sin_addr)
-        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafePointer(to: address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                #expect(NumericAddress.text(of: generic, length: length) == "192.168.1.60")
-                #expect(NumericAddress.text(of: generic, length: length, withPort: true) == "192.168.1.60:8181")
-            }
+    /// The numeric address `host`, port `port`, as getaddrinfo gives it; nil when it is not numeric.
+    private func resolved<Result>(_ host: String, port: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result)
+        -> Result?
+    {
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, port, &hints, &list) == 0, let first = list, let address = first.pointee.ai_addr else {
+            return nil
         }
+        defer { freeaddrinfo(list) }
+        return body(address, first.pointee.ai_addrlen)
+    }
+
+    @Test func anIPv4AddressWithAndWithoutItsPort() {
+        let texts = resolved("192.168.1.60", port: "8181") { address, length in
+            (
+                NumericAddress.text(of: address, length: length),
+                NumericAddress.text(of: address, length: length, withPort: true)
+            )
+        }
+        #expect(texts?.0 == "192.168.1.60")
+        #expect(texts?.1 == "192.168.1.60:8181")
     }
 
     @Test func anIPv6AddressFromStorage() {
-        var storage = sockaddr_storage()
-        withUnsafeMutablePointer(to: &storage) { pointer in
-            pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
-                address.pointee.sin6_family = sa_family_t(AF_INET6)
-                address.pointee.sin6_port = in_port_t(443).bigEndian
-                inet_pton(AF_INET6, "fd00::60", &address.pointee.sin6_addr)
+        let storage = resolved("fd00::60", port: "443") { address, length -> (sockaddr_storage, socklen_t) in
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { bytes in
+                bytes.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
             }
+            return (storage, length)
         }
-        let length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        #expect(NumericAddress.text(of: storage, length: length) == "fd00::60")
-        #expect(NumericAddress.text(of: storage, length: length, withPort: true) == "[fd00::60]:443")
+        #expect(storage.map { NumericAddress.text(of: $0.0, length: $0.1) } == "fd00::60")
+        #expect(storage.map { NumericAddress.text(of: $0.0, length: $0.1, withPort: true) } == "[fd00::60]:443")
     }
 
     @Test func anAddressOfUnknownFamilyHasNoText() {

@@ -1,8 +1,8 @@
 """Fixtures shared by the system tests.
 
-- The built executables: `lightorgan` (debug), `lightorgan_release` (as a Pi runs it, static Swift
-  runtime), `lightorgan_gpiod2` (the amd64 package's, libgpiod 2 linked in), and `repository`. Each is built
-  when missing (a no-op after `scripts/test`, which builds them first).
+- The built executables: `lightorgan` (scripts/test's one build: optimized, testable), `lightorgan_gpiod2` (the
+  amd64 package's, libgpiod 2 linked in), and `repository`. `lightorgan` is built when missing (a no-op after
+  `scripts/test`, which builds everything first).
 - `--quick`: the tests that boot no emulated machine, need no package and time nothing (QUICK_LEAVES_OUT), the
   loop before each commit; the full tier is everything.
 - `spawn(name, *arguments)` runs the executable (or `spawn.command(name, [...])` anything else),
@@ -41,7 +41,8 @@ from support.processes import Spawner  # noqa: E402
 pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.page_music", "support.pixel_row"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-RELEASE = ["-c", "release", "--static-swift-stdlib"]
+# scripts/test's one build (scripts/lib/prepare.sh's `tested`): optimized, testable, with the tests.
+TESTED = ["-c", "release", "-Xswiftc", "-enable-testing"]
 
 # Debian packages by marker (and for every test): installed before the first test runs.
 PACKAGES = {
@@ -183,12 +184,12 @@ def _swift(*arguments):
                           text=True).stdout.strip()
 
 
-def _built(configuration, *arguments):
-    """The executable of `configuration` (debug, release) in .build: as built (scripts/test builds everything
-    first), else built now."""
-    path = os.path.join(REPOSITORY, ".build", configuration, "lightorgan")
+def _built():
+    """The executable of scripts/test's one build (TESTED): as built (scripts/test builds everything first), else
+    built now."""
+    path = os.path.join(REPOSITORY, ".build", "release", "lightorgan")
     if not os.path.exists(path):
-        _swift("build", *arguments, "--product", "lightorgan")
+        _swift("build", *TESTED, "--product", "lightorgan")
     return path
 
 
@@ -200,14 +201,9 @@ def repository():
 
 @pytest.fixture(scope="session")
 def lightorgan():
-    """The debug build of the executable."""
-    return _built("debug")
-
-
-@pytest.fixture(scope="session")
-def lightorgan_release():
-    """The release build, as a Pi runs it (the Swift runtime linked in)."""
-    return _built("release", *RELEASE)
+    """The executable, optimized (scripts/test's one build: release, testable, the Swift runtime from the
+    toolchain)."""
+    return _built()
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,11 @@ TARGETS = ("assembler", "handler", "arbiter", "settings-catalog", "settings", "s
 
 
 @pytest.fixture(scope="session")
-def fuzzer(lightorgan_release):
-    path = os.path.join(os.path.dirname(lightorgan_release), "lightorgan-fuzz")
+def fuzzer(lightorgan):
+    path = os.path.join(os.path.dirname(lightorgan), "lightorgan-fuzz")
     if not os.path.exists(path):
-        pytest.fail(f"{path} is missing: swift build -c release --static-swift-stdlib --product lightorgan-fuzz")
+        pytest.fail(f"{path} is missing: swift build -c release -Xswiftc -enable-testing --product lightorgan-fuzz "
+                    "(scripts/test builds it)")
     return path
 
 

@@ -16,8 +16,9 @@ needed on the host): Debian's kernel with a small initramfs (support/kernel_vm.p
   onoff mode and its hysteresis, and test-leds. The PWM once more beside two CPU hogs, timed by the kernel's
   gpio_value trace event: its frequency and duty must hold.
 
-A release build runs in the guest, as a Pi runs it (an unoptimised build is too slow for real time
-under emulation): once this machine's against libgpiod API 1 (bookworm's 1.6), once the amd64 package's, which
+An optimized build runs in the guest, as a Pi runs it (an unoptimised build is too slow for real time under
+emulation): once this machine's against libgpiod API 1 (bookworm's 1.6, the tests' build with the Swift runtime
+it loads copied in beside it), once the amd64 package's, which
 links sid's libgpiod 2 in (API 2, what the packages ship). Each boots the guest once (module fixture `vm`); the
 tests judge its lines.
 """
@@ -64,7 +65,7 @@ class Guest:
 def vm(request, tmp_path_factory):
     """The guest booted once for this libgpiod API: its console and "VM:" lines."""
     api = request.param
-    lightorgan = request.getfixturevalue("lightorgan_release" if api == 1 else "lightorgan_gpiod2")
+    lightorgan = request.getfixturevalue("lightorgan" if api == 1 else "lightorgan_gpiod2")
     folder = str(tmp_path_factory.mktemp(f"vm-api{api}"))
     image, version = kernel_vm.kernel()
     initrd = kernel_vm.initramfs(folder, lightorgan, version)

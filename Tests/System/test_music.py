@@ -14,9 +14,9 @@ def fetch_up_front():
 
 
 @pytest.mark.slow
-def test_dance_response_meets_the_music_goals(lightorgan_release, check, figure):
+def test_dance_response_meets_the_music_goals(lightorgan, check, figure):
     lines = []
-    results = music_bench.measure(lightorgan_release, music_corpus.tracks(TRACKS), TRACKS, ("dance",),
+    results = music_bench.measure(lightorgan, music_corpus.tracks(TRACKS), TRACKS, ("dance",),
                                   show=lines.append)
     print("\n".join(lines + music_bench.summary(results)))
     for line in music_bench.summary(results)[1:]:

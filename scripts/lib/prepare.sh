@@ -50,8 +50,12 @@ find_swift() {
 
 # Every release build links the Swift runtime and Foundation into the executable: the binary then runs
 # on a Pi without a Swift toolchain, starts with fewer relocations and calls the runtime directly.
-# (One set of flags for all scripts: switching flags rebuilds everything.)
+# (One set of flags for the demo and the benchmarks: switching flags rebuilds everything.)
 release=(-c release --static-swift-stdlib)
+# The tests' one build (scripts/test): optimized as a release, with the tests and every executable, testable
+# (internal declarations reachable by @testable import). Swift Testing has no static runtime, so this one links
+# the Swift runtime from the toolchain; the packages (scripts/build-pi) are the builds that ship.
+tested=(-c release -Xswiftc -enable-testing)
 
 # The music benchmark's tools: sox cuts bands and decodes, aubio's onset detector is the independent
 # reference, numpy does the figures (a numpy from pip serves as well as Debian's).

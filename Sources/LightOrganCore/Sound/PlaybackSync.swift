@@ -31,6 +31,12 @@ public struct PlaybackSync: Sendable {
     /// The wait before the device and the device's delay, smoothed; nil before the first reading.
     public private(set) var waitNanoseconds: Int64?
     public private(set) var deviceNanoseconds: Int64?
+    /// When the source's sample 0 leaves the DAC by the device's readings (when each written sample
+    /// is heard: the time of the reading plus the frames the device held, less the samples before
+    /// it), smoothed; nil before the first reading. Unlike ``heard(atSample:)`` this needs no guess
+    /// of when the source made its audio, so a source that hands a second over at once does not
+    /// move it.
+    public private(set) var heardOrigin: Int64?
     /// The wait held once settled; nil before.
     public private(set) var targetWaitNanoseconds: Int64?
     /// Sample frames dropped and inserted so far.
@@ -63,12 +69,16 @@ public struct PlaybackSync: Sendable {
         guard let made = source.nanoseconds(atSample: nextSample) else { return 0 }
         let wait = now - made
         let device = Int64((Double(max(0, queuedFrames)) * 1e9 / sampleRate).rounded())
-        if let smoothedWait = waitNanoseconds, let smoothedDevice = deviceNanoseconds, let last = lastReading {
+        let origin = now + device - Int64((Double(nextSample) * 1e9 / sampleRate).rounded())
+        if let smoothedWait = waitNanoseconds, let smoothedDevice = deviceNanoseconds, let smoothedOrigin = heardOrigin,
+            let last = lastReading
+        {
             let weight = min(1, Double(max(0, now - last)) / Double(Self.smoothingNanoseconds))
             waitNanoseconds = smoothedWait + Int64((Double(wait - smoothedWait) * weight).rounded())
             deviceNanoseconds = smoothedDevice + Int64((Double(device - smoothedDevice) * weight).rounded())
+            heardOrigin = smoothedOrigin + Int64((Double(origin - smoothedOrigin) * weight).rounded())
         } else {
-            (waitNanoseconds, deviceNanoseconds) = (wait, device)
+            (waitNanoseconds, deviceNanoseconds, heardOrigin) = (wait, device, origin)
             firstReading = now
         }
         lastReading = now

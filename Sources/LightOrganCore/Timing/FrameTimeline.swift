@@ -16,6 +16,12 @@ public struct FrameTimeline: Sendable {
     public private(set) var clock: AudioClock
     /// How long after its audio a frame is due, nanoseconds (≥ 0).
     public var delayNanoseconds: Int64 = 0
+    /// Where a player put the source's audio on the monotonic clock: its sample `sample` leaves the
+    /// DAC at `nanoseconds`. Once set, a frame is due when its last sample leaves the DAC (this plus
+    /// the samples between, at the source's rate), and ``clock`` and ``delayNanoseconds`` no longer
+    /// count: when the audio was made, guessed from when it arrived, is no help for a source that
+    /// hands a second over at once, and the player knows when each sample is heard.
+    public var heard: (sample: Int, nanoseconds: Int64)?
     private var frames: [LevelFrame]
     private var endSamples: [Int]
     /// Frames added in all; frames before `taken` were sent or skipped.
@@ -69,6 +75,10 @@ public struct FrameTimeline: Sendable {
     }
 
     private func due(_ index: Int) -> Int64? {
-        clock.nanoseconds(atSample: endSamples[index % capacity]).map { $0 + delayNanoseconds }
+        let endSample = endSamples[index % capacity]
+        if let heard {
+            return heard.nanoseconds + Int64((Double(endSample - heard.sample) * 1e9 / clock.sampleRate).rounded())
+        }
+        return clock.nanoseconds(atSample: endSample).map { $0 + delayNanoseconds }
     }
 }

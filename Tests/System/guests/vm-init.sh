@@ -7,6 +7,13 @@ mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for module in $(cat /lib/modules/order); do insmod "/lib/modules/$module" || echo "VM: insmod $module failed"; done
 ip link set lo up
 export HOME=/tmp
+# The kernel's own trace of the loaded PWM step (below), set up now while nothing else runs: enabling an event
+# patches the kernel's code on every vCPU (a static key), which then needs no receiver, PWM timer or CPU hog
+# running beside it. Until that step turns tracing on, an event's probe finds the buffer off and returns.
+tracing=/sys/kernel/tracing
+mount -t tracefs tracefs $tracing
+echo mono >$tracing/trace_clock; echo 8192 >$tracing/buffer_size_kb; echo 0 >$tracing/tracing_on
+for event in gpio/gpio_value timer/hrtimer_start timer/hrtimer_expire_entry; do echo 1 >$tracing/events/$event/enable; done
 # Steady tones check capture, transport and GPIO: the level response shows a steady tone as a steady
 # lamp (the default dance response flashes its onset, then goes dark).
 export LIGHTORGAN_ANALYSIS_RESPONSE=level
@@ -103,20 +110,21 @@ echo "VM: gpio receiver log: $(grep -v '^$' /tmp/gpio.log | tail -3 | tr '\n' '|
 # 0.5 ms after it was due (QEMU's timers run on a host thread that two busy vCPUs and the host's load delay) is a
 # gap, as the sampler's are. "VM: trace loaded START END WRITES EVENT..." in gpio-trace's format (START and END
 # the markers written around it), and the watchers' stalls as above.
-tracing=/sys/kernel/tracing
-mount -t tracefs tracefs $tracing
+# (The trace's events were enabled at the start.) "VM: loaded at …" says how far it came: a guest that stops
+# here shows its last one (and the host's sysrq dump of the vCPUs, support/kernel_vm.py).
 gpiobase=$(for chip in /sys/class/gpio/gpiochip*; do [ "$(cat $chip/label)" = lightorgan-sim ] && cat $chip/base; done)
-echo mono >$tracing/trace_clock; echo 8192 >$tracing/buffer_size_kb; echo 0 >$tracing/tracing_on
-for event in gpio/gpio_value timer/hrtimer_start timer/hrtimer_expire_entry; do echo 1 >$tracing/events/$event/enable; done
 hog() { while :; do :; done; }
+echo "VM: loaded at hogs"
 hog & hog1=$!; hog & hog2=$!
 sleep 1
 initial=$(lines | tr -d ' ')
+echo "VM: loaded at trace on"
 echo 1 >$tracing/tracing_on; echo lightorgan-start >$tracing/trace_marker
 /bin/gpio-trace watch 0 6 loaded-cpu0 >/tmp/loaded-cpu0.txt & w0=$!
 /bin/gpio-trace watch 1 6 loaded-cpu1 >/tmp/loaded-cpu1.txt & w1=$!
 wait $w0 $w1
 echo lightorgan-end >$tracing/trace_marker; echo 0 >$tracing/tracing_on
+echo "VM: loaded at trace off"
 kill $hog1 $hog2
 echo "VM: loaded trace base ${gpiobase:-none}, $(grep -c gpio_value $tracing/trace) writes traced, $(grep -c 'lost' $tracing/trace) losses, hogs $(cat /proc/loadavg)"
 awk -v base="$gpiobase" -v state="$initial" '

@@ -28,6 +28,7 @@ import glob
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -189,11 +190,17 @@ def boot(image, initrd, console, time_limit=300):
     """Boots the guest (TCG, 2 vCPUs, 1 GiB; at EMULATOR_NICE, in a session of its own) until it powers off, its
     serial console into the file `console`; killed after `time_limit` s. Returns the console's text (carriage
     returns removed) and how QEMU ended ("QEMU exited with status 0 after 63 s", "… killed by signal 9 …", "…
-    stopped at the time limit …"): a guest whose /init did not reach its end says so only by that."""
+    stopped at the time limit …"): a guest whose /init did not reach its end says so only by that. A guest still
+    running at the time limit is asked first, by the kernel's magic SysRq keys, for what each vCPU runs and which
+    tasks are blocked (sysrq_dump), into the console."""
+    monitor_folder = tempfile.mkdtemp(prefix="lightorgan-qemu-")  # a short path: a socket's is at most 107 bytes
+    monitor = os.path.join(monitor_folder, "monitor")
     command = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2", "-nographic",
-               "-no-reboot", "-kernel", image, "-initrd", initrd, "-append", "console=ttyS0 quiet panic=-1",
+               "-no-reboot", "-kernel", image, "-initrd", initrd,
+               "-append", "console=ttyS0 quiet panic=-1 sysrq_always_enabled",
                # A triple fault or reset of the guest's CPUs (QEMU then just exits, -no-reboot) in a log of its own.
-               "-d", "cpu_reset,guest_errors", "-D", f"{console}.qemu-log"]
+               "-d", "cpu_reset,guest_errors", "-D", f"{console}.qemu-log",
+               "-monitor", f"unix:{monitor},server,nowait"]
     boot_counts.add("x86_64")
     started, ending = time.monotonic(), None
     with open(console, "wb") as out:
@@ -203,17 +210,33 @@ def boot(image, initrd, console, time_limit=300):
         try:
             qemu.wait(time_limit)
         except subprocess.TimeoutExpired:
-            ending = f"QEMU stopped at the time limit, {time_limit} s"
+            ending = f"QEMU stopped at the time limit, {time_limit} s (the vCPUs' backtraces in its console)"
+            sysrq_dump(monitor)
         finally:  # past the time limit, or the test run interrupted: no guest left behind
             if qemu.poll() is None:
                 qemu.kill()
                 qemu.wait()
+            shutil.rmtree(monitor_folder, ignore_errors=True)
     seconds = time.monotonic() - started
     if ending is None:
         how = f"killed by signal {-qemu.returncode}" if qemu.returncode < 0 else f"exited with status {qemu.returncode}"
         ending = f"QEMU {how} after {seconds:.0f} s{_resets(f'{console}.qemu-log')}"
     with open(console, "rb") as file:
         return file.read().decode(errors="replace").replace("\r", ""), ending
+
+
+def sysrq_dump(monitor):
+    """Presses, on the guest's keyboard through QEMU's monitor socket `monitor`, the magic SysRq keys 9 (every
+    kernel message to the console: `quiet` shows only errors), l (a backtrace of each vCPU) and w (the blocked
+    tasks), a few seconds apart so that the console takes each. Nothing when the monitor does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX) as connection:
+            connection.connect(monitor)
+            for key in ["9", "l", "w"]:
+                connection.sendall(f"sendkey alt-sysrq-{key}\n".encode())
+                time.sleep(4)
+    except OSError:
+        pass
 
 
 def _resets(log):
