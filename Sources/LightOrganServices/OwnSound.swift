@@ -366,12 +366,16 @@ final class SoundQueue: @unchecked Sendable {
     }
 
     /// Player, after a write: tells the stream's pacer when the stream's samples leave the DAC
-    /// (``PlaybackSync/heardOrigin``); returns the correction for the next block.
+    /// (``PlaybackSync/heardOrigin``), less the chain's own latency as the sender's delay counts it
+    /// (``LightDelay/chainLatencyMilliseconds``: a frame stands for its 10 ms of audio, and the
+    /// lamps' PWM period comes after it); returns the correction for the next block.
     func deviceReading(nextSample: Int, queuedFrames: Int?, at now: Int64) -> Int {
         guard let queuedFrames else { return 0 }
         return condition.withLock {
             let correction = sync.observeDevice(nextSample: nextSample, queuedFrames: queuedFrames, at: now)
-            if takenFromStream == stream, let origin = sync.heardOrigin { pacer?.hear(sample: 0, at: origin) }
+            if takenFromStream == stream, let origin = sync.heardOrigin {
+                pacer?.hear(sample: 0, at: origin - Int64(LightDelay.chainLatencyMilliseconds) * 1_000_000)
+            }
             return correction
         }
     }
