@@ -239,13 +239,8 @@ final class OwnSound: @unchecked Sendable {
                     queue.stopPlaying()
                     return
                 }
-                // The device's delay holds at some moment while it is asked (ALSA's pulse plugin asks the
-                // sound server): the middle of the call stands for it.
-                let asked = MonotonicClock.nanoseconds()
-                let queuedFrames = player.queuedFrames()
-                let answered = MonotonicClock.nanoseconds()
                 correction = queue.deviceReading(
-                    nextSample: nextSample, queuedFrames: queuedFrames, at: asked + (answered - asked) / 2)
+                    nextSample: nextSample, queuedFrames: player.queuedFrames(), at: MonotonicClock.nanoseconds())
             }
         }
     }

@@ -68,8 +68,8 @@ public struct PlaybackSync: Sendable {
     public mutating func observeDevice(nextSample: Int, queuedFrames: Int, at now: Int64) -> Int {
         guard let made = source.nanoseconds(atSample: nextSample) else { return 0 }
         let wait = now - made
-        let device = Int64((Double(max(0, queuedFrames)) * 1e9 / sampleRate).rounded())
-        let origin = now + device - Int64((Double(nextSample) * 1e9 / sampleRate).rounded())
+        let device = source.duration(ofSamples: max(0, queuedFrames))
+        let origin = now + device - source.duration(ofSamples: nextSample)
         if let smoothedWait = waitNanoseconds, let smoothedDevice = deviceNanoseconds, let smoothedOrigin = heardOrigin,
             let last = lastReading
         {

@@ -105,7 +105,8 @@ public struct AudioClock: Sendable {
         return count == 0 ? nil : sorted[count >= 10 ? 1 : 0]
     }
 
-    private func duration(ofSamples samples: Int) -> Int64 {
+    /// How long `samples` samples (per channel) of this source last, nanoseconds (rounded).
+    func duration(ofSamples samples: Int) -> Int64 {
         Int64((Double(samples) * 1e9 / sampleRate).rounded())
     }
 }

@@ -77,7 +77,7 @@ public struct FrameTimeline: Sendable {
     private func due(_ index: Int) -> Int64? {
         let endSample = endSamples[index % capacity]
         if let heard {
-            return heard.nanoseconds + Int64((Double(endSample - heard.sample) * 1e9 / clock.sampleRate).rounded())
+            return heard.nanoseconds + clock.duration(ofSamples: endSample - heard.sample)
         }
         return clock.nanoseconds(atSample: endSample).map { $0 + delayNanoseconds }
     }
