@@ -57,8 +57,11 @@ let package = Package(
         // libasound2, seen from Swift; and the 10 lines of C that Swift cannot write (a variadic callback).
         debianLibrary("CALSA", pkgConfig: "alsa", package: "libasound2-dev"),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
+        // A record stream of the PulseAudio/PipeWire server through libpulse, loaded with dlopen (the Pi's
+        // package needs no libpulse0), and the server's own timing of it: when its audio was made.
+        .target(name: "CPulseShim", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // Adapter: audio inputs — ALSA capture, raw PCM on stdin, the PipeWire/PulseAudio monitor.
-        swiftTarget("LightOrganAudio", ["LightOrganCore", "CALSA", "CALSAShim"]),
+        swiftTarget("LightOrganAudio", ["LightOrganCore", "CALSA", "CALSAShim", "CPulseShim"]),
         // libgpiod (the kernel's GPIO character device), v1 or v2, behind one small C API.
         debianLibrary("CGPIOD", pkgConfig: "libgpiod", package: "libgpiod-dev"),
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"]),

@@ -13,8 +13,10 @@ import Glibc
 /// device offers; the rate nearest 48 kHz (44.1 kHz devices keep theirs); 2 channels, else 1; a period
 /// of about 256 frames (≈5 ms at 48 kHz) and a buffer of 8 periods. Overruns are recovered with
 /// `snd_pcm_recover` and counted. alsa-lib's own stderr messages are suppressed: failures come back
-/// as one ``AudioInputError`` line that lists the capture devices that do exist.
-public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendable {
+/// as one ``AudioInputError`` line that lists the capture devices that do exist. After each read
+/// `snd_pcm_delay` says how much audio the device has captured beyond it (``CaptureTimeReporting``):
+/// the newest of it was captured as the read returned.
+public final class ALSACapture: AudioSource, OverrunCounting, CaptureTimeReporting, @unchecked Sendable {
     // @unchecked Sendable: the PCM handle is used by one capture thread at a time; the sender
     // hands the source to that thread and never touches it again. deinit closes it once.
     public let format: AudioFormat
@@ -29,6 +31,19 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
     public private(set) var overruns = 0
     private var handle: OpaquePointer?
     private var buffer: [UInt8] = []
+    /// After the last read: the frames captured beyond it (`snd_pcm_delay`) and when it was asked.
+    public private(set) var readAhead: ReadAhead?
+
+    /// False: an ALSA PCM may be a plugin that reads a file as fast as it is asked (`type file`); a
+    /// sound card's reads return a period at most, never 50 ms ahead, so holding back costs it nothing.
+    public var keepsRealTime: Bool { false }
+
+    public var captureLag: CaptureLag? {
+        readAhead.map {
+            .stated(
+                nanoseconds: Int64(Double(max(0, $0.frames)) * 1e9 / format.sampleRate), by: "snd_pcm_delay")
+        }
+    }
 
     /// Opens `name` for capture, preferring `preferredRate` Hz.
     ///
@@ -95,6 +110,10 @@ public final class ALSACapture: AudioSource, OverrunCounting, @unchecked Sendabl
         while true {
             let got = buffer.withUnsafeMutableBytes { snd_pcm_readi(handle, $0.baseAddress, snd_pcm_uframes_t(frames)) }
             if got > 0 {
+                var delay: snd_pcm_sframes_t = 0
+                if snd_pcm_delay(handle, &delay) == 0 {
+                    readAhead = ReadAhead(frames: max(0, Int(delay)), madeAt: MonotonicClock.nanoseconds())
+                }
                 return buffer.withUnsafeBytes { sampleFormat.decode($0, count: Int(got) * format.channels) }
             }
             if got == 0 { continue }

@@ -4,16 +4,17 @@ import Synchronization
 /// What the laptop itself is playing: the monitor source of the default output (sink) of the
 /// running PipeWire or PulseAudio server (`input: auto` or `monitor`).
 ///
-/// Records `<default sink>.monitor` with `parec` (raw s16le, 48 kHz stereo, blocks of 10–40 ms as
-/// the delay allows, ``LightDelay/monitorBlockMilliseconds(latency:)``, given both as time and in
-/// bytes) and reads its output like standard input. With `sender.delay: auto` a recorder starts
+/// Records `<default sink>.monitor` through libpulse (``PulseRecorder``: s16le, 48 kHz stereo,
+/// blocks of 10–40 ms as the delay allows, ``LightDelay/monitorBlockMilliseconds(latency:)``) and
+/// reads its pipe like standard input; the server's timing of the record stream says when each
+/// block was made (``readAhead``, ``captureLag``). With `sender.delay: auto` a recorder starts
 /// with 40 ms blocks and is replaced by one with 10 ms blocks when the output's latency leaves too
 /// little delay to cover them. A ``SoundServerWatch``
 /// follows the server: when the user switches the output (speakers → headphones) a recorder on
 /// the new sink's monitor is started and the old one stopped, so capture moves without a restart;
 /// after each change the sink's output latency is measured again (``outputLatency``), so the
 /// sender can hold the lights back until the sound leaves the speaker.
-public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyReporting, @unchecked Sendable {
+public final class MonitorInput: AudioSource, CaptureTimeReporting, OutputLatencyReporting, @unchecked Sendable {
     // @unchecked Sendable: `read` is called by one capture thread at a time; everything the
     // watch thread changes is behind `state`.
     public let format: AudioFormat
@@ -34,19 +35,37 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
         var measurements = 0
     }
 
-    /// One `parec` recording one sink's monitor.
+    /// One record stream of one sink's monitor, and the reader of its pipe.
     private struct Recording {
         let sink: String
         /// The blocks it asked for, milliseconds.
         let blockMilliseconds: Int
-        let process: ChildProcess
+        let recorder: PulseRecorder
         let reader: RawPCMInput
     }
 
     public var outputLatency: OutputLatency? { state.withLock { $0.latency } }
 
-    /// The current recorder's: what its block brought beyond the last read.
-    public var readAhead: ReadAhead? { state.withLock { $0.current.reader }.readAhead }
+    /// The sound server's latest statement on the current recording: which of its frames was made
+    /// when, counted from the frames read so far; before the server's first statement, when the
+    /// last block arrived.
+    public var readAhead: ReadAhead? {
+        let recording = state.withLock { $0.current }
+        guard let timing = recording.recorder.timing else { return recording.reader.readAhead }
+        return ReadAhead(frames: timing.frame - recording.reader.framesReturned, madeAt: timing.madeAt)
+    }
+
+    /// A sound server's monitor: its first block may hold a second of audio already made, never any
+    /// not yet made.
+    public var keepsRealTime: Bool { true }
+
+    /// The current recording's lag as the sound server states it (its write index less what this
+    /// sender had taken, plus what the source still held).
+    public var captureLag: CaptureLag? {
+        state.withLock { $0.current }.recorder.timing.map {
+            .stated(nanoseconds: $0.lag, by: "the sound server's timing of the record stream")
+        }
+    }
 
     /// Starts recording the default sink's monitor at `sampleRate` Hz, stereo, and watching the server.
     ///
@@ -79,7 +98,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             state.isClosed = true
             return [state.current] + (state.next.map { [$0] } ?? [])
         }
-        for recording in recordings { recording.process.kill() }
+        for recording in recordings { recording.recorder.stop() }
     }
 
     public func read(frames: Int) throws -> [Float] {
@@ -107,9 +126,9 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
                 return true
             }
             if moved { continue }
-            if case .exited(let status) = recording.process.wait(), status != 0 {
+            if let failure = recording.recorder.failure {
                 throw AudioInputError(
-                    "input \(purpose): parec stopped (status \(status)) recording \(recording.sink).monitor; is the sound server still running?"
+                    "input \(purpose): recording \(recording.sink).monitor stopped (\(failure)); is the sound server still running?"
                 )
             }
             return nil
@@ -157,7 +176,7 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
             state.next = recording
             return stale
         }
-        for old in stale { old.process.kill() }
+        for old in stale { old.recorder.stop() }
         return true
     }
 
@@ -194,21 +213,15 @@ public final class MonitorInput: AudioSource, ArrivalReporting, OutputLatencyRep
     private static func record(_ sink: String, blockMilliseconds: Int, sampleRate: Int, purpose: String) throws
         -> Recording
     {
-        let parec = try SoundServer.tool("parec", for: purpose)
-        let arguments = [
-            "--device=\(sink).monitor", "--format=s16le", "--rate=\(sampleRate)", "--channels=2",
-            "--latency-msec=\(blockMilliseconds)", "--latency=\(sampleRate * blockMilliseconds / 1000 * 4)", "--raw",
-        ]
-        let process: ChildProcess
+        let recorder: PulseRecorder
         do {
-            process = try ChildProcess(path: parec, arguments: arguments)
-            // The recorder keeps time like the capture thread reading it, where allowed.
-            process.setNice(DedicatedThread.timeKeepingNice)
+            recorder = try PulseRecorder(
+                source: "\(sink).monitor", sampleRate: sampleRate, channels: 2, blockMilliseconds: blockMilliseconds)
         } catch {
-            throw AudioInputError("input \(purpose): \(error)")
+            throw AudioInputError("input \(purpose): \(error). \(SoundServer.alternatives)")
         }
         let reader = RawPCMInput(
-            descriptor: process.outputDescriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
-        return Recording(sink: sink, blockMilliseconds: blockMilliseconds, process: process, reader: reader)
+            descriptor: recorder.descriptor, sampleRate: sampleRate, channels: 2, sampleFormat: .s16le)
+        return Recording(sink: sink, blockMilliseconds: blockMilliseconds, recorder: recorder, reader: reader)
     }
 }

@@ -9,11 +9,13 @@ import Glibc
 /// the source.
 ///
 /// One `read(2)` takes all the pipe holds (up to ``readAheadSeconds``), so a recorder's 40 ms block
-/// arrives in one system call, stamped with its time (``ArrivalReporting``) when the read had to wait
-/// for it; the reads of the frame-sized pieces after it come from memory.
+/// arrives in one system call, stamped with its time (``CaptureTimeReporting``) when the read had to
+/// wait for it; the reads of the frame-sized pieces after it come from memory. A pipe cannot say how
+/// long its audio waited before it was written (``captureLag`` is unknown): it counts as made when it
+/// arrived.
 ///
 /// So `ffmpeg -i song.mp3 -f s16le -ac 2 -ar 44100 - | lightorgan send --input -` works.
-public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendable {
+public final class RawPCMInput: AudioSource, CaptureTimeReporting, @unchecked Sendable {
     // @unchecked Sendable: the descriptor and buffer are used by one capture thread at a time;
     // the sender hands the source to that thread and never touches it again.
     public let format: AudioFormat
@@ -29,6 +31,8 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
     private var end = 0
     /// When the last `read(2)` that received bytes returned, monotonic nanoseconds.
     private var receivedAt: Int64?
+    /// Sample frames returned by reads so far.
+    public private(set) var framesReturned = 0
 
     /// Reads from `descriptor` (0: standard input), which this object does not close.
     public init(descriptor: CInt = 0, sampleRate: Int, channels: Int, sampleFormat: SampleFormat) {
@@ -39,8 +43,12 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
     }
 
     public var readAhead: ReadAhead? {
-        receivedAt.map { ReadAhead(frames: (end - start) / frameBytes, arrivedAt: $0) }
+        receivedAt.map { ReadAhead(frames: (end - start) / frameBytes, madeAt: $0) }
     }
+
+    public var captureLag: CaptureLag? { .unknown("a pipe says only when its audio arrived") }
+
+    public var keepsRealTime: Bool { false }
 
     public func read(frames: Int) throws -> [Float] {
         let whole = try fill(frames: frames)
@@ -49,6 +57,7 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
             return sampleFormat.decode(piece, count: whole / sampleFormat.width)
         }
         start += whole
+        framesReturned += whole / frameBytes
         return samples
     }
 
@@ -63,7 +72,8 @@ public final class RawPCMInput: AudioSource, ArrivalReporting, @unchecked Sendab
                 analyzer.process(int16Interleaved: piece.assumingMemoryBound(to: Int16.self), channels: channels)
             }
             start += whole
-            return whole / (2 * channels)
+            framesReturned += whole / frameBytes
+            return whole / frameBytes
         }
         #endif
         var source = self  // the same object: `readConverting` is a protocol's mutating method

@@ -138,7 +138,8 @@ public enum FrameStream {
         var overrunsLogged = 0
         var throttled = false  // the source delivered faster than real time: it is held back frame by frame
         let overrunCounter = source as? any OverrunCounting  // a class (ALSA): it counts as we read
-        let arrivals = source as? any ArrivalReporting  // a class (a pipe): it stamps its blocks
+        let timing = source as? any CaptureTimeReporting  // a class (a pipe, a monitor): it times its audio
+        var lagLog = CaptureLagLog()
         // A delay (a number, or `auto` with an output to follow) sends each frame at its time.
         let delays = output == nil ? sync.delayMilliseconds > 0 : sync.setting != .milliseconds(0)
         let pacer =
@@ -153,16 +154,27 @@ public enum FrameStream {
                 let began = start ?? clock.now
                 start = began
                 consumed += count
-                // When the audio arrived: a block's time, not that of this piece of it.
-                if let readAhead = arrivals?.readAhead {
-                    pacer?.observe(samples: consumed + readAhead.frames, at: readAhead.arrivedAt)
+                // When the audio was made: a block's time, not that of this piece of it, less the lag
+                // the sound server or device states.
+                if let readAhead = timing?.readAhead {
+                    pacer?.observe(samples: consumed + readAhead.frames, at: readAhead.madeAt)
                 } else {
                     pacer?.observe(samples: consumed, at: arrived)
                 }
+                // What the capture cost, in the log: stated or not, it matters only to a delay.
+                let lag = timing == nil ? .unknown("the source does not say") : timing?.captureLag
+                if pacer != nil || lag.map({ if case .stated = $0 { true } else { false } }) == true,
+                    let line = lagLog.take(lag, now: arrived)
+                {
+                    logger.info("\(line)")
+                }
                 // A pipe faster than real time: once it is 50 ms ahead, every frame waits for its own
                 // time (bursts of frames would reach the lamps as one: the receiver shows the newest).
+                // Not a source that keeps real time: a sound server's first block can hold 50 ms or
+                // more made before the first read, and holding the frames to that read's clock would
+                // send every later frame that much late.
                 let ahead = Double(consumed) / format.sampleRate - (clock.now - began) / .seconds(1)
-                if ahead > (throttled ? 0 : 0.05) {
+                if timing?.keepsRealTime != true, ahead > (throttled ? 0 : 0.05) {
                     throttled = true
                     DedicatedThread.sleep(seconds: ahead)
                 }

@@ -75,8 +75,8 @@ struct RawPCMInputTests {
             returned += samples.count / 2
             let ahead = try #require(input.readAhead)
             #expect(returned + ahead.frames == 1_920, "all of the block had arrived")
-            #expect(stamp == nil || ahead.arrivedAt == stamp, "no read after the first")
-            stamp = ahead.arrivedAt
+            #expect(stamp == nil || ahead.madeAt == stamp, "no read after the first")
+            stamp = ahead.madeAt
         }
         let written = writing.wait()
         #expect(stamp! >= written && stamp! < written + 1_000_000_000)
@@ -86,7 +86,7 @@ struct RawPCMInputTests {
         let samples = try input.read(frames: 240)
         #expect(samples.count == 20)
         #expect(samples.first == Float(1_920) / 32_768)
-        #expect(try #require(input.readAhead).arrivedAt >= next.wait())
+        #expect(try #require(input.readAhead).madeAt >= next.wait())
         close(writer)
         #expect(try input.read(frames: 240).isEmpty, "the end of the pipe ends the audio")
     }

@@ -326,12 +326,17 @@ struct ALSACaptureTests {
             signal: SIGTERM, after: 3)
         _ = await eventually(within: .seconds(3)) { isListening(port: port) }
         let sender = try await ExecutableTests.run(
-            ["send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose"],
+            [
+                "send", "--input", "testsignal", "--host", "127.0.0.1", "--port", "\(port)", "--verbose", "--delay",
+                "20",
+            ],
             directory: directory,
             environment: environment, signal: SIGTERM, after: 2)
         let received = try await receiver
         #expect(sender.status == 0, "\(sender.stderr)")
         #expect(sender.stderr.contains("ALSA testsignal (48000 Hz, stereo)"), "\(sender.stderr)")
+        // Delayed, the frames are timed by what the device says it captured beyond each read.
+        #expect(sender.stderr.contains(" ms (snd_pcm_delay)"), "\(sender.stderr)")
         let frames = received.stdout.split(separator: "\n").map {
             $0.split(separator: " ").dropFirst().compactMap { Int($0) }
         }

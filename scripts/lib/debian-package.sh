@@ -260,7 +260,7 @@ Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
 Depends: $depends
 Recommends: avahi-daemon
-Suggests: pulseaudio-utils, shairport-sync
+Suggests: pulseaudio-utils, libpulse0, shairport-sync
 Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional
@@ -269,7 +269,7 @@ Description: light organ: audio becomes [bass, mid, treble] lamps over the netwo
  LEDs on a Raspberry Pi's GPIO lines 5, 6 and 13 through the kernel's GPIO
  character device, from frames a sender on the local network streams on TCP
  port 8181; the sender (lightorgan send) analyses what a machine plays
- (through PipeWire or PulseAudio, with pactl and parec from pulseaudio-utils).
+ (through PipeWire or PulseAudio: pactl from pulseaudio-utils, and libpulse0).
  The receiver can hear music itself too: as an AirPlay speaker (with
  shairport-sync), from a pipe (Spotify Connect through raspotify) or a
  microphone, playing the sound and lighting the lamps as it is heard.

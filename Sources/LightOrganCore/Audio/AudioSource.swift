@@ -67,29 +67,51 @@ public protocol OverrunCounting {
     var overruns: Int { get }
 }
 
-/// A live source that receives its audio in blocks and hands it out in smaller reads (the pipe
-/// of a sound server's recorder, 10–40 ms at a time): it says when the audio it holds arrived.
+/// A live source that says when the audio it hands out was made (``ReadAhead``) and how long the
+/// newest of it waited before it could be read (``captureLag``).
 ///
-/// The time a read returns is no measure of that: the later reads of a block return only after the
-/// earlier ones were analysed, and on a busy machine that takes 10–20 ms of a 40 ms block.
-public protocol ArrivalReporting: AnyObject {
-    /// The sample frames received but not yet returned by a read, and when the last of them arrived
-    /// (`CLOCK_MONOTONIC`, nanoseconds); nil when that is not known: before the first arrived, or
-    /// when they were already waiting (a source ahead of its pace, or one read late).
+/// The time a read returns is no measure of that: a sound server's recorder hands its audio over in
+/// blocks (10–40 ms, 50 ms from a network sink's monitor), the later reads of a block return only
+/// after the earlier ones were analysed, and audio can wait in the server's queues before it is
+/// handed over at all (on one machine a PulseAudio record stream ran 50 ms behind another of the
+/// same monitor). So a source asks whoever recorded the audio where it can: the sound server's
+/// timing of the record stream (``captureLag`` `.stated`), ALSA's `snd_pcm_delay`; a pipe can only
+/// say when its blocks arrived (`.unknown`, the lag taken as 0).
+public protocol CaptureTimeReporting: AnyObject {
+    /// After a read: the sample frames beyond those returned that the statement covers, and when
+    /// the last of them was made (`CLOCK_MONOTONIC`, nanoseconds); nil when that is not known.
     var readAhead: ReadAhead? { get }
+    /// How long the newest audio waited between being made and reaching the sender, as last
+    /// stated; nil before the first statement.
+    var captureLag: CaptureLag? { get }
+    /// Whether the audio comes at the pace it is made (a sound server, a sound card): never ahead of
+    /// real time, however much of it one read returns, so never held back to real time. False for a
+    /// pipe, which a file can fill faster than real time.
+    var keepsRealTime: Bool { get }
 }
 
-/// Audio a live source holds beyond what its reads returned: after a read, the first
-/// `returned + frames` sample frames had all arrived by `arrivedAt`.
-public struct ReadAhead: Sendable, Equatable {
-    /// Sample frames held, ≥ 0.
-    public var frames: Int
-    /// When the last of them arrived, monotonic nanoseconds.
-    public var arrivedAt: Int64
+/// How long a live source's newest audio waited between being made and reaching the sender.
+public enum CaptureLag: Sendable, Equatable {
+    /// Stated by whoever recorded it, nanoseconds (≥ 0), and who stated it (for the log:
+    /// "the sound server's timing of the record stream", "snd_pcm_delay").
+    case stated(nanoseconds: Int64, by: String)
+    /// Not knowable for this source (a pipe): its audio counts as made when it arrived, and why.
+    case unknown(String)
+}
 
-    public init(frames: Int, arrivedAt: Int64) {
+/// A statement about when a live source's audio was made: after a read, the first
+/// `returned + frames` sample frames had all been made by `madeAt`. `frames` may be negative: a
+/// statement of the sound server's comes every 100 ms and then covers audio already read.
+public struct ReadAhead: Sendable, Equatable {
+    /// Sample frames beyond those returned (negative: before the last returned).
+    public var frames: Int
+    /// When the last of them was made, monotonic nanoseconds: when it arrived, less the capture
+    /// lag where the source knows it.
+    public var madeAt: Int64
+
+    public init(frames: Int, madeAt: Int64) {
         self.frames = frames
-        self.arrivedAt = arrivedAt
+        self.madeAt = madeAt
     }
 }
 

@@ -5,9 +5,9 @@ Usage: python Tests/System/benchmarks/sender.py LIGHTORGAN SECONDS FLOOR [MEMORY
 
 - CPU share of one core (the scheduler's nanosecond count), wake-ups per frame, resident and private dirty
   memory of `lightorgan send`: from a WAV file, and from the monitor of a real PulseAudio daemon, then of real
-  PipeWire (pipewire-pulse, WirePlumber), playing a tone, on a null sink and on a 200 ms tunnel sink (there the
-  parec recorder the sender runs is measured too, and what the sound server and the player spend before and
-  while it records). Each after a 3 s warm-up, SECONDS long.
+  PipeWire (pipewire-pulse, WirePlumber), playing a tone, on a null sink and on a 200 ms tunnel sink (there
+  what the sound server and the player spend before and while it records is measured too; the record stream
+  is a thread of the sender's own, counted in its CPU). Each after a 3 s warm-up, SECONDS long.
 - First the yardsticks: a C loop that only wakes up 100 times a second, and one that also sends a frame each
   time (FLOOR, scripts/lib/sender_floor.c), the least any sender pays on this machine.
 - Memory is sampled every 100 ms from the sender's start to its end: the line gives the highest private dirty
@@ -149,10 +149,10 @@ def monitor_measurements():
         pulse_servers = [("pulseaudio", pulse.pids()["pulseaudio"])]
         player, server_and_player = play(pulse, pulse_servers)
         measure("monitor of a null sink (input auto; virtual: no delay, 10 ms blocks)", environment=pulse.env,
-                helper_name="parec", watch=server_and_player)
+                watch=server_and_player)
         # The same sink with a delay that covers 40 ms blocks: the sink's own buffer grows to match them.
         measure("monitor of a null sink (--delay 30: 40 ms blocks, paced)", "--delay", "30", environment=pulse.env,
-                helper_name="parec", watch=server_and_player)
+                watch=server_and_player)
         # An output with a speaker's latency (a tunnel sink of 200 ms, as a Bluetooth speaker has): the delay
         # covers 40 ms blocks, and the frames are paced by a thread of their own.
         player.kill()
@@ -161,9 +161,9 @@ def monitor_measurements():
         pulse.set_default_sink("slow")
         player, server_and_player = play(pulse, pulse_servers)
         measure("monitor of a 200 ms network sink (delay auto: 40 ms blocks, paced)", environment=pulse.env,
-                helper_name="parec", watch=server_and_player)
+                watch=server_and_player)
         player.kill()
-        # The same under PipeWire (pipewire-pulse answers parec and pactl; WirePlumber needs a session bus),
+        # The same under PipeWire (pipewire-pulse answers libpulse and pactl; WirePlumber needs a session bus),
         # whose tunnel sink leads to the PulseAudio server above (a tunnel into PipeWire itself hangs).
         with sound_servers.pipewire(f"{work}/pipewire") as pipewire:
             pids = pipewire.pids()
@@ -172,9 +172,9 @@ def monitor_measurements():
             pipewire.set_default_sink("speakers")
             player, server_and_player = play(pipewire, servers)
             measure("PipeWire: monitor of a null sink (input auto; virtual: no delay, 10 ms blocks)",
-                    environment=pipewire.env, helper_name="parec", watch=server_and_player)
+                    environment=pipewire.env, watch=server_and_player)
             measure("PipeWire: monitor of a null sink (--delay 30: 40 ms blocks, paced)", "--delay", "30",
-                    environment=pipewire.env, helper_name="parec", watch=server_and_player)
+                    environment=pipewire.env, watch=server_and_player)
             player.kill()
             pipewire.load_module("module-tunnel-sink", "sink_name=slow", f"server=unix:{sound_servers.socket_of(pulse)}",
                                  "sink=speakers", "latency_msec=200")
@@ -182,7 +182,7 @@ def monitor_measurements():
             pipewire.set_default_sink("slow")
             player, server_and_player = play(pipewire, servers)
             measure("PipeWire: monitor of a 200 ms network sink (delay auto, from pw-dump: 40 ms blocks, paced)",
-                    environment=pipewire.env, helper_name="parec", watch=server_and_player)
+                    environment=pipewire.env, watch=server_and_player)
             player.kill()
 
 

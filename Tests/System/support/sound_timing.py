@@ -37,18 +37,25 @@ def tone_breaks_at(audio_path, reads_path):
 
 
 def rises(path):
-    """The mid lamp's rises (receiver clock): level crossing 128 after ≥ 5 dark frames, a frame caught
-    half-way up between them."""
-    out, dark = [], 0
+    """The mid lamp's rises (receiver clock): level crossing 128 after a dark spell (below 32) of ≥ 5 frames or
+    ≥ 20 ms (a receiver that coalesces a block's frames shows one per block), a frame caught half-way up
+    between them."""
+    out, dark_frames, dark_from, dark_to = [], 0, None, None
+
+    def was_dark():
+        return dark_frames >= 5 or (dark_from is not None and dark_to - dark_from >= 0.02)
     with open(path) as file:
         for line in file:
             fields = line.split()
             if len(fields) != 4:
                 continue
             t, m = float(fields[0]), int(fields[2])
-            if m >= 128 and dark >= 5:
+            if m >= 128 and was_dark():
                 out.append(t)
-            dark = 0 if m >= 128 else dark + 1 if m < 32 else dark if dark >= 5 else 0
+            if m < 32:
+                dark_frames, dark_from, dark_to = dark_frames + 1, dark_from if dark_from is not None else t, t
+            elif m >= 128 or not was_dark():
+                dark_frames, dark_from, dark_to = 0, None, None
     return out
 
 
@@ -63,19 +70,21 @@ def shift_ms(path_a, path_b):
     return (int(f"{statistics.mean(kept):.0f}") if kept else None), len(kept), len(a), len(b)
 
 
-def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
-    """Each burst's rise in RISES_PATH against when the burst was made: its first sample's place in the
-    reference recording, timed by the reference's reads (the block that brought it arrived when its
-    last sample was made; arrivals are only ever late, so a burst was made at the earliest arrival −
-    place of the blocks of the 0.3 s from its start: the recorder's own clock near it, for under load
-    this 10 ms recorder itself loses a quantum now and then, and every later place then counts 10.7 ms
-    short). A rise is expected the delay in effect (the "lights delayed N ms" lines of LOG_PATH,
-    stamped with the receivers' monotonic clock; none: 0) after its burst.
+def made_shift_ms(rises_path, log_path, references):
+    """Each burst's rise in RISES_PATH against when the burst was made: its first sample's place in each
+    reference recording (REFERENCES: (audio, reads) of record streams of the same monitor), timed by
+    that reference's reads (the block that brought it arrived when its last sample was made; arrivals
+    are only ever late, so a burst was made at the earliest arrival − place of the blocks of the 0.3 s
+    from its start: the recorder's own clock near it, for under load this 10 ms recorder itself loses a
+    quantum now and then, and every later place then counts 10.7 ms short), the earliest of the
+    references (a PulseAudio record stream may run a whole block, 50 ms, behind another of the same
+    monitor for its life: `earliest_onsets`). A rise is expected the delay in effect (the "lights
+    delayed N ms" lines of LOG_PATH, stamped with the receivers' monotonic clock; none: 0) after its burst.
 
     Returns (median of (rise − made − delay) + mean delay, the mean delay, the spread of the middle
     half (p25–p75) of (rise − made − delay), ms, or None each; the number of rises paired with a
     burst; the rises)."""
-    made = reference_onsets(reference_audio, reference_reads)
+    made = earliest_onsets(references)
     all_rises = rises(rises_path)
     if not made:
         return None, None, None, 0, len(all_rises)
@@ -101,20 +110,26 @@ def made_shift_ms(rises_path, log_path, reference_audio, reference_reads):
 
 
 
-def reference_onsets(reference_audio, reference_reads):
-    """When each burst in a reference recording (raw 48 kHz stereo through stamped.py) was made, on the
-    receivers' clock: its first loud sample after 100 ms without one, timed by the recorder's own clock near it
-    (the earliest arrival − place of the blocks of the 0.3 s from its start: arrivals are only ever late)."""
-    with open(reference_audio, "rb") as audio:
+def burst_places(audio_path):
+    """The place (sample frame) of each burst's first loud sample after 100 ms without one, in a raw 48 kHz
+    stereo s16le recording."""
+    with open(audio_path, "rb") as audio:
         samples = array.array("h", audio.read())
-    onsets, quiet = [], 0
+    places, quiet = [], 0
     for place, value in enumerate(samples[0::2]):
         if abs(value) > 3000:
             if quiet >= 4800:
-                onsets.append(place)
+                places.append(place)
             quiet = 0
         else:
             quiet += 1
+    return places
+
+
+def reference_onsets(reference_audio, reference_reads):
+    """When each burst in a reference recording (raw 48 kHz stereo through stamped.py) was made, on the
+    receivers' clock: its `burst_places`, timed by the recorder's own clock near it (the earliest arrival −
+    place of the blocks of the 0.3 s from its start: arrivals are only ever late)."""
     arrivals = [(end, t - end / 48000) for end, t in read_arrivals(reference_reads)]
     if not arrivals:
         return []
@@ -122,7 +137,41 @@ def reference_onsets(reference_audio, reference_reads):
     def made_at(place):
         near = [offset for end, offset in arrivals if place < end <= place + 14400]
         return (min(near) if near else min(offset for _, offset in arrivals)) + place / 48000
-    return [made_at(place) for place in onsets]
+    return [made_at(place) for place in burst_places(reference_audio)]
+
+
+def earliest(per_reference):
+    """Per burst, the earliest time any reference gave it (lists of times, one per reference, matched within
+    100 ms), for the bursts of the first reference that has any."""
+    found = [times for times in per_reference if times]
+    if not found:
+        return []
+    return [min([at] + [other for times in found[1:] for other in times if abs(other - at) <= 0.1])
+            for at in found[0]]
+
+
+def earliest_onsets(references):
+    """When each burst was made, from several references ((audio, reads) of record streams of one monitor,
+    started apart): per burst the `earliest` of their `reference_onsets`."""
+    return earliest([reference_onsets(audio, reads) for audio, reads in references])
+
+
+def handed_over_shift_ms(rises_path, references):
+    """Each burst's rise in RISES_PATH against when the block that brought the burst's first sample reached the
+    earliest of REFERENCES (their reads): how long an undelayed sender takes from its sound server handing the
+    audio over to the lamp. The median, ms, and the number of rises paired (within 100 ms), or (None, 0)."""
+    handed = []
+    for audio, reads in references:
+        arrivals = read_arrivals(reads)
+        times = [next((t for end, t in arrivals if end > place), None) for place in burst_places(audio)]
+        handed.append([] if None in times else times)
+    bursts = earliest(handed)
+    if not bursts:
+        return None, 0
+    all_rises = rises(rises_path)
+    pairs = [min(((rise - at) * 1000 for rise in all_rises), key=abs) for at in bursts if all_rises]
+    pairs = [shift for shift in pairs if abs(shift) <= 100]
+    return (int(f"{statistics.median(pairs):.0f}") if pairs else None), len(pairs)
 
 
 def burst_offsets_ms(rise_times, made, before=0.05, after=0.6):
