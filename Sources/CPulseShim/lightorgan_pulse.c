@@ -255,7 +255,13 @@ static void on_timing(lo_pa_stream *stream, int success, void *userdata) {
     lightorgan_pulse_recorder *r = userdata;
     r->timing_pending = 0;
     const lo_pa_timing_info *timing = success ? pulse.stream_get_timing_info(stream) : NULL;
-    if (!timing || timing->write_index_corrupt || timing->read_index_corrupt || !timing->playing) return;
+    if (!timing || timing->write_index_corrupt || timing->read_index_corrupt) return;
+    if (!timing->playing) {  // the source paused (an idle sink): its next audio is timed anew
+        pthread_mutex_lock(&r->lock);
+        r->timing_known = 0;
+        pthread_mutex_unlock(&r->lock);
+        return;
+    }
     int64_t now = monotonic_ns();
     int64_t stamped = (int64_t)timing->timestamp.tv_sec * 1000000000 + (int64_t)timing->timestamp.tv_usec * 1000;
     int64_t made_at = now - (realtime_ns() - stamped) - (int64_t)timing->source_usec * 1000;

@@ -28,6 +28,22 @@ install_missing() {
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get "${wait_for_lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# upgrade_if_behind PACKAGE…: upgrades each installed PACKAGE that apt (its lists refreshed) has a newer version of.
+upgrade_if_behind() {
+    local behind=() package installed candidate sudo=()
+    [[ $(id -u) == 0 ]] || sudo=(sudo)
+    "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -qq
+    for package in "$@"; do
+        installed=$(dpkg-query -W -f='${Version}' "$package" 2>/dev/null) || continue
+        candidate=$(apt-cache policy "$package" | sed -n 's/^ *Candidate: //p')
+        [[ -n $candidate && $candidate != "(none)" && $candidate != "$installed" ]] && behind+=("$package")
+    done
+    ((${#behind[@]})) || return 0
+    say "upgrading ${behind[*]}"
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 install -y -qq --only-upgrade \
+        --no-install-recommends "${behind[@]}" >/dev/null
+}
+
 find_swift() {
     if ! command -v swift >/dev/null 2>&1; then
         for candidate in /opt/swift/usr/bin "$HOME/.local/share/swiftly/bin" /usr/share/swift/usr/bin; do

@@ -23,7 +23,7 @@ lightorgan_pulse_recorder *lightorgan_pulse_record(const char *device, const cha
 /// from the stream's start, as written into the pipe) was made at `*made_at` (CLOCK_MONOTONIC,
 /// nanoseconds), and the newest audio written into the pipe had waited `*lag` nanoseconds since
 /// then (the capture's own latency). Asked of the server about ten times a second while the
-/// source runs. Returns 1, or 0 while the server has not yet said (or the source is not running).
+/// source runs. Returns 1, or 0 while the server has not yet said (or says the source is paused).
 int lightorgan_pulse_timing(lightorgan_pulse_recorder *recorder, int64_t *frame, int64_t *made_at, int64_t *lag);
 
 /// Bytes the server granted per block (its `fragsize`), 0 before the stream is ready.
