@@ -117,7 +117,6 @@ static struct {
     int (*stream_drop)(lo_pa_stream *);
     lo_pa_operation *(*stream_update_timing_info)(lo_pa_stream *, lo_stream_success, void *);
     const lo_pa_timing_info *(*stream_get_timing_info)(lo_pa_stream *);
-    const lo_pa_buffer_attr *(*stream_get_buffer_attr)(lo_pa_stream *);
     int (*stream_disconnect)(lo_pa_stream *);
     void (*stream_unref)(lo_pa_stream *);
     void (*operation_unref)(lo_pa_operation *);
@@ -161,7 +160,6 @@ static void load_pulse(void) {
         {(void **)&pulse.stream_drop, "pa_stream_drop"},
         {(void **)&pulse.stream_update_timing_info, "pa_stream_update_timing_info"},
         {(void **)&pulse.stream_get_timing_info, "pa_stream_get_timing_info"},
-        {(void **)&pulse.stream_get_buffer_attr, "pa_stream_get_buffer_attr"},
         {(void **)&pulse.stream_disconnect, "pa_stream_disconnect"},
         {(void **)&pulse.stream_unref, "pa_stream_unref"},
         {(void **)&pulse.operation_unref, "pa_operation_unref"},
@@ -445,15 +443,6 @@ int lightorgan_pulse_timing(lightorgan_pulse_recorder *r, int64_t *frame, int64_
     *lag = r->lag;
     pthread_mutex_unlock(&r->lock);
     return known;
-}
-
-unsigned lightorgan_pulse_block_bytes(lightorgan_pulse_recorder *r) {
-    pulse.mainloop_lock(r->mainloop);
-    const lo_pa_buffer_attr *attributes =
-        stream_ready(r) == 1 ? pulse.stream_get_buffer_attr(r->stream) : NULL;
-    unsigned bytes = attributes ? attributes->fragsize : 0;
-    pulse.mainloop_unlock(r->mainloop);
-    return bytes;
 }
 
 const char *lightorgan_pulse_failure(lightorgan_pulse_recorder *r) {

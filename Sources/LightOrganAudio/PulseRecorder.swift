@@ -20,12 +20,9 @@ final class PulseRecorder: Sendable {
     /// The read end of the pipe the audio comes out of; it ends when the stream does. Closed when
     /// this object is released.
     let descriptor: CInt
-    /// The source recorded, e.g. `speakers.monitor`.
-    let source: String
     /// The recorder, nil once stopped (guarded: the capture thread asks for the timing while the
     /// sound server's watch may stop it).
     private let handle: Mutex<OpaquePointer?>
-    private let sampleRate: Int
 
     /// Starts recording `source` at `sampleRate` Hz, `channels` channels, asking for blocks of
     /// `blockMilliseconds`; the stream's thread runs at the time-keeping priority where allowed.
@@ -43,8 +40,6 @@ final class PulseRecorder: Sendable {
             throw AudioInputError(String(cCharacters: error))
         }
         self.descriptor = descriptor
-        self.source = source
-        self.sampleRate = sampleRate
         handle = Mutex(recorder)
     }
 
@@ -64,15 +59,6 @@ final class PulseRecorder: Sendable {
             var lag: Int64 = 0
             guard lightorgan_pulse_timing(recorder, &frame, &madeAt, &lag) == 1 else { return nil }
             return (Int(frame), madeAt, max(0, lag))
-        }
-    }
-
-    /// The blocks the server granted, milliseconds; nil before it said.
-    var grantedBlockMilliseconds: Int? {
-        handle.withLock { recorder -> Int? in
-            guard let recorder else { return nil }
-            let bytes = Int(lightorgan_pulse_block_bytes(recorder))
-            return bytes == 0 ? nil : bytes * 1000 / (sampleRate * 4)
         }
     }
 

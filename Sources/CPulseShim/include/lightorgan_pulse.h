@@ -26,9 +26,6 @@ lightorgan_pulse_recorder *lightorgan_pulse_record(const char *device, const cha
 /// source runs. Returns 1, or 0 while the server has not yet said (or says the source is paused).
 int lightorgan_pulse_timing(lightorgan_pulse_recorder *recorder, int64_t *frame, int64_t *made_at, int64_t *lag);
 
-/// Bytes the server granted per block (its `fragsize`), 0 before the stream is ready.
-unsigned lightorgan_pulse_block_bytes(lightorgan_pulse_recorder *recorder);
-
 /// Why the stream ended, or "" while it runs (valid until `lightorgan_pulse_stop`).
 const char *lightorgan_pulse_failure(lightorgan_pulse_recorder *recorder);
 
