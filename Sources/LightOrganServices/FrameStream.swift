@@ -161,13 +161,9 @@ public enum FrameStream {
                 } else {
                     pacer?.observe(samples: consumed, at: arrived)
                 }
-                // What the capture cost, in the log: stated or not, it matters only to a delay.
+                // What the capture cost, in the log (an unknown lag only when frames are delayed).
                 let lag = timing == nil ? .unknown("the source does not say") : timing?.captureLag
-                if pacer != nil || lag.map({ if case .stated = $0 { true } else { false } }) == true,
-                    let line = lagLog.take(lag, now: arrived)
-                {
-                    logger.info("\(line)")
-                }
+                if let line = lagLog.take(lag, now: arrived, delayed: pacer != nil) { logger.info("\(line)") }
                 // A pipe faster than real time: once it is 50 ms ahead, every frame waits for its own
                 // time (bursts of frames would reach the lamps as one: the receiver shows the newest).
                 // Not a source that keeps real time: a sound server's first block can hold 50 ms or

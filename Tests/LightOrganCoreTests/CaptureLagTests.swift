@@ -105,6 +105,13 @@ struct CaptureLagTests {
             pipe.take(.unknown(reason), now: 0)
                 == "capture lag unknown (\(reason)): assumed 0 ms, frames timed from when their audio arrived")
         #expect(pipe.take(.unknown(reason), now: second) == nil)
+        // Frames sent as they come: an unknown lag is no news, a stated one is.
+        var undelayed = CaptureLagLog()
+        #expect(undelayed.take(.unknown(reason), now: 0, delayed: false) == nil)
+        #expect(undelayed.take(nil, now: 5 * second, delayed: false) == nil)
+        #expect(
+            undelayed.take(.stated(nanoseconds: 3 * Self.millisecond, by: by), now: 6 * second, delayed: false)
+                == "capture lag 3 ms (\(by))")
 
         var silent = CaptureLagLog()
         #expect(silent.take(nil, now: 5 * second) == nil)

@@ -23,18 +23,19 @@ public struct CaptureLagLog: Sendable {
     public init() {}
 
     /// Takes the source's lag after a read at `now` (monotonic nanoseconds; nil: not yet stated) and
-    /// returns a line for the log, or nil.
-    public mutating func take(_ lag: CaptureLag?, now: Int64) -> String? {
+    /// returns a line for the log, or nil. A lag stated is always news; one not known matters only
+    /// when the frames are `delayed` (timed by when their audio was made).
+    public mutating func take(_ lag: CaptureLag?, now: Int64, delayed: Bool = true) -> String? {
         let started = firstSeen ?? now
         firstSeen = started
         switch lag {
         case nil:
-            guard logged == nil, !saidUnknown, now - started >= Self.patienceNanoseconds else { return nil }
+            guard delayed, logged == nil, !saidUnknown, now - started >= Self.patienceNanoseconds else { return nil }
             saidUnknown = true
             return
                 "capture lag not stated within 1 s: assumed 0 ms (frames timed from when their audio arrived) until it is"
         case .unknown(let reason)?:
-            guard logged == nil, !saidUnknown else { return nil }
+            guard delayed, logged == nil, !saidUnknown else { return nil }
             saidUnknown = true
             return "capture lag unknown (\(reason)): assumed 0 ms, frames timed from when their audio arrived"
         case .stated(let nanoseconds, let by)?:
