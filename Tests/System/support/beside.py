@@ -3,7 +3,8 @@ emulated Pi whose clock counts instructions, apt in a Debian root through qemu-u
 starts, their processes at the lowest priority, SCHED_IDLE: they take only the CPU the tests leave idle (the
 system tests keep this two-core machine about two thirds idle: they wait on sockets, browsers and real time), so
 the tests around them run about as fast as without them. From the moment a test waits for one, that one runs at
-normal priority, so the test never waits on a machine kept busy by others.
+normal priority, and so do the set-ups it waits for (by `result`, or for a cache lock that one holds:
+support/caches.py), so the test never waits on a machine kept busy by others.
 
 A module opts in with `prepare_beside(request, beside)` (conftest.py calls each selected module's once, after the
 up-front fetch, with the session's `Beside`); a fixture asks for the result with `beside.result(name, make)`, which
@@ -24,17 +25,22 @@ import re
 import threading
 import time
 
+from support import caches
+
 MARK = "PYTEST_BESIDE_SETUP"  # the variable that names a set-up in its processes' environment
 
 
 class Beside:
     """The session's set-ups beside the tests, by name; each made once."""
 
-    def __init__(self, workers=8):
+    def __init__(self, workers=16):
         self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="beside")
         self._jobs, self._raised, self._lock = {}, {}, threading.Lock()
+        self._needs = {}  # name: the names of the set-ups it waited for
+        self._threads = {}  # thread: the name of the set-up it runs
         self.stopping = threading.Event()  # set when the session ends: a set-up still running stops early
         self.seconds = {}  # name: seconds from its start to its end, for the run's figures
+        caches.while_blocked.append(self._blocked)
 
     def start(self, name, make):
         """Starts `make(wrapper)` beside the tests, once for `name`; returns its Future."""
@@ -55,32 +61,70 @@ class Beside:
         return job is not None and job.done()
 
     def raised_at(self, name):
-        """time.monotonic() when a test first waited for `name`, or None."""
+        """time.monotonic() when `name` was raised to normal priority (a test waited for it, or for a set-up
+        waiting for it), or None."""
         return self._raised.get(name)
 
     def result(self, name, make):
-        """What `make(wrapper)` returned, started now if it was not yet; waits for it with its processes at normal
-        priority. Its exception, if it raised one."""
-        self._raised.setdefault(name, time.monotonic())
+        """What `make(wrapper)` returned, started now if it was not yet; its exception, if it raised one. A test
+        waits for it with its processes at normal priority, and those of the set-ups it waits for (see `_raise`);
+        a set-up waits for it at its own priority, and from then a test that waits for that set-up raises this
+        one too."""
+        waiter = self._threads.get(threading.current_thread())
+        if waiter is not None:
+            with self._lock:
+                self._needs.setdefault(waiter, set()).add(name)
+            return self.start(name, make).result()
+        self._raise(name)
         future = self.start(name, make)
         while True:
-            raise_priority(_slug(name))
+            self._raise(name)
             try:
                 return future.result(timeout=1)
             except concurrent.futures.TimeoutError:
                 continue
 
+    def _raise(self, name):
+        """`name`, the set-ups it waits for, and theirs, at normal priority from now on: a test waiting for a set-up
+        that waits at idle priority for another would wait as long as the machine's other work starves that one."""
+        with self._lock:
+            family, queue = [], [name]
+            while queue:
+                job = queue.pop()
+                if job not in family:
+                    family.append(job)
+                    queue += self._needs.get(job, ())
+            now = time.monotonic()
+            for job in family:
+                self._raised.setdefault(job, now)
+        for job in family:
+            raise_priority(_slug(job))
+
+    def _blocked(self, lock, holder):
+        """caches.locked's hook, in a thread waiting for `lock` that the thread `holder` holds: a set-up holding a
+        lock that a test (pytest's main thread), or a raised set-up, waits for is raised. Two set-ups that share
+        a cache (the apt lists of a suite) would otherwise make a raised one wait for an idle one."""
+        owner = self._threads.get(holder)
+        waiter = self._threads.get(threading.current_thread())
+        if owner is not None and (waiter in self._raised if waiter is not None
+                                  else threading.current_thread() is threading.main_thread()):
+            self._raise(owner)
+
     def _run(self, name, make):
         started = time.monotonic()
+        self._threads[threading.current_thread()] = name
         wrapper = ["env", f"{MARK}={_slug(name)}"]
         try:
             return make(wrapper if name in self._raised else ["chrt", "--idle", "0", *wrapper])
         finally:
+            self._threads.pop(threading.current_thread(), None)
             self.seconds[name] = time.monotonic() - started
 
     def close(self):
         """Stops what still runs beside (their loops watch `stopping`) and waits for the threads to end."""
         self.stopping.set()
+        if self._blocked in caches.while_blocked:
+            caches.while_blocked.remove(self._blocked)
         raise_priority()
         self._pool.shutdown(wait=True, cancel_futures=True)
 

@@ -5,6 +5,13 @@ import contextlib
 import fcntl
 import os
 import subprocess
+import threading
+import time
+
+_holders = {}  # lock name: the thread of this process that holds it
+# Called about every half second, as hook(lock name, thread holding it or None), by a thread of this process that
+# waits for a lock another holds: support/beside.py raises a set-up holding it at idle priority to the waiter's.
+while_blocked = []
 
 
 def folder(*parts):
@@ -17,12 +24,22 @@ def folder(*parts):
 
 @contextlib.contextmanager
 def locked(name):
-    """Holds the cache's lock `name` (a file beside the cached folders) for the `with` block."""
+    """Holds the cache's lock `name` (a file beside the cached folders) for the `with` block. While another holds
+    it, each hook of `while_blocked` is called about every half second."""
     with open(os.path.join(folder(), f"{name}.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                for hook in list(while_blocked):
+                    hook(name, _holders.get(name))
+                time.sleep(0.5)
+        _holders[name] = threading.current_thread()
         try:
             yield
         finally:
+            _holders.pop(name, None)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 

@@ -70,6 +70,10 @@ class Installs:
     def start(self, suite):
         self.beside.start(self._name(suite), self._installer(suite))
 
+    def root(self, suite):
+        """The root with the package installed by apt (made beside the tests, or now), before the `run` step."""
+        return self.beside.result(self._name(suite), self._installer(suite))[0]
+
     def installed(self, suite):
         if suite not in self.done:
             started = time.monotonic()
@@ -314,17 +318,25 @@ class BootFiles:
 
 
 @pytest.fixture(scope="session")
-def boot_files(tmp_path_factory, installs, pi_package):
-    """The kernel and one initramfs for both Pis and every guest script."""
-    folder = str(tmp_path_factory.mktemp("raspi-boot"))
-    bookworm = installs.installed("bookworm").root
-    sysroot = debian_roots.arm64_sysroot()
-    modules = os.path.join(sysroot, "usr/lib/modules")
-    kernel = sorted((name for name in os.listdir(modules) if name.endswith("-arm64")),
-                    key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
-                                      for part in re.split(r"[.-]", name)])[-1]
-    kernel_folder = os.path.join(modules, kernel)
-    return BootFiles(sysroot, kernel, kernel_folder, _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
+def boot_files(tmp_path_factory, installs, pi_package, beside):
+    """The kernel and one initramfs for both Pis and every guest script: a callable that returns the BootFiles,
+    made once, beside the tests (support/beside.py) by the first boot that asks: the initramfs takes its libraries
+    from the package's install in the bookworm root, itself made beside the tests."""
+    def make(wrapper):
+        folder = str(tmp_path_factory.mktemp("raspi-boot"))
+        bookworm = installs.root("bookworm")
+        sysroot = debian_roots.arm64_sysroot()
+        modules = os.path.join(sysroot, "usr/lib/modules")
+        kernel = sorted((name for name in os.listdir(modules) if name.endswith("-arm64")),
+                        key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
+                                          for part in re.split(r"[.-]", name)])[-1]
+        kernel_folder = os.path.join(modules, kernel)
+        return BootFiles(sysroot, kernel, kernel_folder,
+                         _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
+    return lambda: beside.result(BOOT_FILES, make)
+
+
+BOOT_FILES = "the Pi's kernel and initramfs"
 
 
 # -- the boots the session shares -----------------------------------------------------------------
@@ -368,24 +380,25 @@ class Boots:
         self.beside.start(COUNTED, self._counted_boots)
 
     def _counted_boots(self, wrapper):
+        files = self.boot_files()
         started = time.monotonic()
 
         def expired(seconds):
             # At idle priority a boot takes as long as the tests leave it CPU: four times BOOT_LIMIT from its
-            # start; from the moment a test waits for it, BOOT_LIMIT from then.
+            # start; from the moment a test waits for it, BOOT_LIMIT from then (or from its start, if later).
             raised = self.beside.raised_at(COUNTED)
             limit = BOOT_LIMIT if raised else 4 * BOOT_LIMIT
-            return self.beside.stopping.is_set() or time.monotonic() - (raised or started) >= limit
+            return self.beside.stopping.is_set() or time.monotonic() - max(raised or started, started) >= limit
 
         def boot(name):
-            return self._boot(name, "counted", init="/strip-init", parameters=COUNTED_PARAMETERS,
+            return self._boot(name, "counted", files=files, init="/strip-init", parameters=COUNTED_PARAMETERS,
                               icount=COUNTED_ICOUNT, wrapper=wrapper, expired=expired)
         with concurrent.futures.ThreadPoolExecutor(len(MODELS)) as pool:
             return dict(zip(MODELS, pool.map(boot, MODELS)))
 
-    def _boot(self, machine, kind, **options):
+    def _boot(self, machine, kind, files=None, **options):
         folder = str(self.tmp_path_factory.mktemp(f"{machine}-{kind}"))
-        return self.boot_files.boot(MODELS[machine], folder, **options)
+        return (files or self.boot_files()).boot(MODELS[machine], folder, **options)
 
 
 COUNTED = "the counted Pi boots"
@@ -401,7 +414,7 @@ def pi_boots(tmp_path_factory, boot_files, beside):
 
 def prepare_beside(request, beside):
     """Beside the tests from the session's start: apt in the roots, when a selected test judges them; the counted
-    boots, when a selected test judges them (their boot files, from the bookworm root, are made first, here)."""
+    boots, when a selected test judges them (their boot files, from the bookworm root, are made first, by them)."""
     def selected(*fixtures):
         return any(name in item.fixturenames for item in request.session.items for name in fixtures)
     if selected("installed_root"):
