@@ -111,6 +111,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // libmosquitto, Eclipse Mosquitto's own MQTT client (Debian's libmosquitto1): reconnects, keepalive,
+        // last will and TLS.
+        debianLibrary("CMosquitto", pkgConfig: "libmosquitto", package: "libmosquitto-dev"),
+        // Adapter: a connection to an MQTT broker (the home's hub: Home Assistant).
+        swiftTarget("LightOrganMQTT", ["LightOrganCore", "CMosquitto"]),
         // spidev's ioctls (SPI_IOC_MESSAGE and friends are C macros): the LED strip on SPI.
         .target(name: "CSPIShim"),
         // Adapter: where levels become light — GPIO lines, LED strips (SPI, the Pi 5's PIO), the
@@ -122,6 +127,7 @@ let package = Package(
             [
                 "LightOrganCore",
                 "LightOrganDiscovery",
+                "LightOrganMQTT",
                 "LightOrganNetwork",
                 "LightOrganOutput",
                 "LightOrganWeb",

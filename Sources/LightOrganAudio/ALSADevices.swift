@@ -58,3 +58,12 @@ enum ALSADevices {
         return reason + (detail.isEmpty ? "" : " [\(detail)]")
     }
 }
+
+/// The sound devices this machine has, as the settings name them.
+public enum SoundDevices {
+    /// Every capture device alsa-lib lists by card (`plughw:CARD=Device,DEV=0`: a USB microphone, a line-in HAT),
+    /// for the sound sources Home Assistant offers; the card's own rate and format are converted by `plughw`.
+    public static func capture() -> [String] {
+        ALSADevices.named(excluding: "Output").map(\.name).filter { $0.hasPrefix("plughw:CARD=") }
+    }
+}

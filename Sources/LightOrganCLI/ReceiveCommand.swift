@@ -71,9 +71,13 @@ struct ReceiveCommand: AsyncParsableCommand {
                 let sound = ReceiverService.OwnSoundSource(settings: all) { settings in
                     OwnSoundStartup.open(settings, environment: environment, logger: logger)
                 }
+                let home = HomeStartup.prepare(
+                    loaded: loaded, pageFile: pageFile,
+                    pagePort: page == nil || all.page.port == 0 ? nil : all.page.port,
+                    environment: environment, logger: logger)
                 receiver = try await ReceiverService.bind(
                     settings: settings, output: output, lighting: lighting.outputs, page: page, sound: sound,
-                    logger: logger)
+                    home: home, logger: logger)
                 if let server = receiver.page, let page {
                     PageStartup.announce(
                         port: server.port, bind: all.page.bind.isEmpty ? settings.bind : all.page.bind, page: page,

@@ -6,7 +6,7 @@ import LightOrganTestSupport
 ///
 /// `lightorgan-fuzz [TARGET…] [--count N] [--seed S]`, TARGET one of `assembler`, `handler`,
 /// `arbiter`, `settings-catalog`, `settings`, `settings-file`, `page-requests`, `page-audio`,
-/// `page-settings`, `page-admission` (default: all, each with its own
+/// `page-settings`, `page-admission`, `home-commands` (default: all, each with its own
 /// default count: millions where an input costs microseconds; the whole loader, at about 0.5 ms an
 /// input through swift-configuration, gets tens of thousands). Every
 /// run is seeded (SplitMix64) and prints its seed, so a failure can be replayed. Each target checks
@@ -33,6 +33,7 @@ enum FuzzMain {
             ("page-audio", 100_000, PageFuzz.runAudio),
             ("page-settings", 20_000, PageFuzz.runSettings),
             ("page-admission", 300_000, AdmissionFuzz.run),
+            ("home-commands", 300_000, HomeCommandFuzz.run),
         ]
         let chosen = arguments.isEmpty ? targets : targets.filter { arguments.contains($0.0) }
         guard !chosen.isEmpty else {

@@ -95,6 +95,8 @@ public final class LEDStrip: LevelOutput, @unchecked Sendable {
             } else {
                 renderer.brightness = Float(percent) / 100
             }
+        case .stripPalette(let palette):
+            renderer.palette = palette
         case .lineMode:
             break
         }

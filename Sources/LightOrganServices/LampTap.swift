@@ -10,10 +10,12 @@ import Synchronization
 /// lamps then show is published in one atomic word (three levels and a generation), which pages
 /// read without a lock: a page can never slow the lines, only miss a level.
 ///
-/// Pages that ``watch(_:_:)`` are told after the output has the frame, in the same wake-up when
-/// the frame is shown on the receiver's event loop (where the page's sockets live too: a page's
-/// update then costs one write, no wake-up of its own), else with one hop to that loop for all of
-/// them, never more than one hop pending.
+/// Pages that ``watch(_:_:)`` are told after the output has the frame, by one task on the receiver's
+/// event loop for all of them, never more than one pending: in the same wake-up when the frame is
+/// shown on that loop (where the page's sockets live too: a page's update then costs one write, no
+/// wake-up of its own), else with one hop to it. Never while the frame is being shown: the
+/// switchboard holds its lock then, and a page's write can make TLS hand over that page's own
+/// waiting messages, whose replies (the status) read the switchboard.
 ///
 /// While a wiring check runs, one line is lit alone (or a strip runs its ``StripCheck``) and frames
 /// are held back; the check ends on request, after ``checkDuration`` (a strip: its sequence), or at
@@ -37,6 +39,8 @@ final class LampTap: LevelOutput {
     private struct State {
         var output: any LevelOutput
         var maxBrightness: Int
+        /// `receiver.lights: off`: every frame is shown dark.
+        var isDark = false
         var checking: Part?
         var checkGeneration = 0
         var isShutDown = false
@@ -61,20 +65,20 @@ final class LampTap: LevelOutput {
     private let hopPending = Atomic<Bool>(false)
 
     init(
-        output: any LevelOutput, lines: [Line], maxBrightness: Int,
+        output: any LevelOutput, lines: [Line], maxBrightness: Int, dark: Bool = false,
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     ) {
         self.lines = lines
         strips = output.strips
         pixelSource = { [output] in output.stripPixels() }
         self.eventLoop = eventLoop
-        state = Mutex(State(output: output, maxBrightness: maxBrightness))
+        state = Mutex(State(output: output, maxBrightness: maxBrightness, isDark: dark))
     }
 
     func show(_ frame: LevelFrame) throws {
         let shown = try state.withLock { state -> Bool in
             guard !state.isShutDown, state.checking == nil else { return false }
-            let scaled = Self.scale(frame, percent: state.maxBrightness)
+            let scaled = state.isDark ? .off : Self.scale(frame, percent: state.maxBrightness)
             try state.output.show(scaled)
             publish(state.output.seenLevels(after: scaled))
             return true
@@ -102,9 +106,7 @@ final class LampTap: LevelOutput {
         let tell: @Sendable () -> Void = { [self] in
             for changed in watchers.withLock({ Array($0.values) }) { changed() }
         }
-        if eventLoop.inEventLoop {
-            tell()
-        } else if !hopPending.exchange(true, ordering: .acquiringAndReleasing) {
+        if !hopPending.exchange(true, ordering: .acquiringAndReleasing) {
             eventLoop.execute { [self] in
                 hopPending.store(false, ordering: .releasing)
                 tell()
@@ -147,6 +149,19 @@ final class LampTap: LevelOutput {
     /// Brightness limit, percent, from the next frame on.
     func setMaxBrightness(_ percent: Int) {
         state.withLock { $0.maxBrightness = percent }
+    }
+
+    /// `receiver.lights`: off (`dark`) shows every frame dark from now on, and darkens the lamps at once; on
+    /// lets the next frame through.
+    func setDark(_ dark: Bool) {
+        let darkened = state.withLock { state -> Bool in
+            state.isDark = dark
+            guard dark, !state.isShutDown, state.checking == nil else { return false }
+            try? state.output.show(.off)
+            publish(state.output.seenLevels(after: .off))
+            return true
+        }
+        if darkened { tellWatchers() }
     }
 
     /// Applies a page's change of a setting the output acts on, from the next frame on.

@@ -17,7 +17,8 @@ final class ReceiverControl: PageBackend {
     /// The page's secret, the receiver's settings and what the page needs to show.
     struct Configuration: Sendable {
         var live: LiveSettings
-        var secret: PageSecret
+        /// The page's secret; nil without a page (Home Assistant alone changes the settings).
+        var secret: PageSecret?
         var port: Int
         var chip: String?
         var name: String
@@ -53,7 +54,7 @@ final class ReceiverControl: PageBackend {
         return allow.isEmpty || allow.contains { $0.contains(address) }
     }
 
-    func isSecret(_ key: String) -> Bool { configuration.secret.matches(key) }
+    func isSecret(_ key: String) -> Bool { configuration.secret?.matches(key) ?? false }
 
     func statusJSON() -> String {
         let now = ContinuousClock.now
@@ -91,6 +92,46 @@ final class ReceiverControl: PageBackend {
         status.settings = rows
         return status
     }
+
+    /// What Home Assistant's entities show now (``HomeReports``).
+    func homeSnapshot() -> HomeReports.Snapshot {
+        let raw = live.withLock { ($0.settings.receiver, $0.raw) }
+        let (receiver, values) = raw
+        let senders = switchboard.pageSummary()
+        let driver: String
+        if let sender = senders.sender {
+            switch sender.kind {
+            case .own: driver = ownSound?.status ?? "own sound"
+            case .browser: driver = "page: \(sender.name ?? sender.address)"
+            default: driver = sender.name ?? sender.address
+            }
+        } else {
+            driver = "nobody"
+        }
+        return HomeReports.Snapshot(
+            lightsOn: receiver.lightsOn, brightness: receiver.maxBrightness, effect: receiver.strip.effect,
+            sound: values["receiver.sound"]?.value ?? "network",
+            palette: values["receiver.strip.palette"]?.value ?? "red, green, blue", driver: driver,
+            framesPerSecond: senders.framesPerSecond, levels: tap.levels.frame)
+    }
+
+    /// The wiring check from Home Assistant's button: each line lit alone in turn for ``checkStep``, then the
+    /// strip's own check when there is a strip. A frame arriving meanwhile waits, as for the page's check.
+    func checkEveryPart() {
+        let lines = tap.lines
+        let loop = tap.eventLoop
+        for (index, line) in lines.enumerated() {
+            loop.scheduleTask(in: TimeAmount(Self.checkStep * index)) { [tap] in try? tap.check(line.offset) }
+        }
+        loop.scheduleTask(in: TimeAmount(Self.checkStep * lines.count)) { [tap] in
+            try? tap.check(nil)
+            if !tap.strips.isEmpty { try? tap.checkStrip() }
+        }
+        cachedStatus.withLock { $0 = nil }
+    }
+
+    /// How long each line stays lit in ``checkEveryPart()``.
+    static let checkStep = Duration.milliseconds(1500)
 
     func lampLevels() -> (levels: [UInt8], generation: UInt64) {
         let (frame, generation) = tap.levels
@@ -141,9 +182,11 @@ final class ReceiverControl: PageBackend {
         case .success(let (settings, applied, fileText)):
             let receiver = settings.receiver
             switch key {
+            case "receiver.lights": tap.setDark(!receiver.lightsOn)
             case "receiver.mode": tap.apply(.lineMode(receiver.mode))
             case "receiver.strip.effect": tap.apply(.stripEffect(receiver.strip.effect))
             case "receiver.strip.brightness": tap.apply(.stripBrightness(receiver.strip.brightness))
+            case "receiver.strip.palette": tap.apply(.stripPalette(receiver.strip.palette))
             case "receiver.max_brightness": tap.setMaxBrightness(receiver.maxBrightness)
             case "receiver.delay": delayed.setDelay(.milliseconds(Int64(receiver.delayMilliseconds)))
             case "receiver.timeout":

@@ -85,7 +85,7 @@ public struct ReceiverService: Service {
     /// and the output.
     public static func bind(
         settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, page: PageSetup? = nil,
-        sound: OwnSoundSource? = nil, logger: Logger
+        sound: OwnSoundSource? = nil, home: HomeAssistantLink.Setup? = nil, logger: Logger
     ) async throws -> ReceiverService {
         var shown = output
         if let lighting, !lighting.transmitters.isEmpty {
@@ -97,7 +97,10 @@ public struct ReceiverService: Service {
         // One event loop for the senders' sockets, the page's and the lamps: a frame shown there tells
         // the pages in the same wake-up (and a Pi's receiver has a single thread to wake).
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let tap = LampTap(output: shown, lines: lines, maxBrightness: settings.maxBrightness, eventLoop: loop)
+        let tap = LampTap(
+            output: shown, lines: lines, maxBrightness: settings.maxBrightness, dark: !settings.lightsOn,
+            eventLoop: loop)
+        if !settings.lightsOn { logger.info("the lights are off (receiver.lights: off): dark while senders play") }
         let delayed = DelayedOutput(
             wrapping: tap, delay: .milliseconds(Int64(settings.delayMilliseconds)), eventLoop: loop
         ) { error in
@@ -121,13 +124,18 @@ public struct ReceiverService: Service {
             "listening on \(settings.bind):\(listener.port) for senders (allow \(allowed), at most \(settings.maxConnections) connections); output: \(settings.output)"
         )
         var server: PageServer?
-        if let page {
+        // The page and Home Assistant change the settings by one path: one control for both.
+        var control: ReceiverControl?
+        if let live = page?.live ?? home?.live {
+            control = ReceiverControl(
+                configuration: .init(
+                    live: live, secret: page?.secret, port: listener.port, chip: page?.chip,
+                    name: page?.name ?? home?.identity.name ?? settings.name),
+                switchboard: switchboard, delayed: delayed, tap: tap, ownSound: ownSound, logger: logger)
+        }
+        if let page, let control {
             var pageSettings = page.live.settings.page
             if pageSettings.bind.isEmpty { pageSettings.bind = settings.bind }
-            let control = ReceiverControl(
-                configuration: .init(
-                    live: page.live, secret: page.secret, port: listener.port, chip: page.chip, name: page.name),
-                switchboard: switchboard, delayed: delayed, tap: tap, ownSound: ownSound, logger: logger)
             do {
                 server = try await PageServer.bind(
                     host: pageSettings.bind, port: pageSettings.port, certificate: page.certificate, backend: control,
@@ -139,9 +147,11 @@ public struct ReceiverService: Service {
             }
         }
         let interval = settings.statsInterval > 0 ? Duration.milliseconds(Int64(settings.statsInterval * 1000)) : nil
+        let link = home.flatMap { setup in control.map { HomeAssistantLink(setup: setup, control: $0, logger: logger) }
+        }
         return ReceiverService(
             listener: listener, switchboard: switchboard, names: names, rules: settings.rules, statsInterval: interval,
-            lighting: lighting, page: server, ownSound: ownSound, logger: logger)
+            lighting: lighting, page: server, ownSound: ownSound, home: link, logger: logger)
     }
 
     /// The page's server, when it serves one.
@@ -151,13 +161,16 @@ public struct ReceiverService: Service {
     public var port: Int { listener.port }
 
     private let ownSound: OwnSoundSwitch?
+    /// The link to Home Assistant, when `mqtt.broker` is set.
+    private let home: HomeAssistantLink?
 
     private init(
         listener: FrameListener, switchboard: LampSwitchboard, names: HostNameResolver?, rules: ReceiverRules,
         statsInterval: Duration?, lighting: LightingOutputs?, page: PageServer?, ownSound: OwnSoundSwitch?,
-        logger: Logger
+        home: HomeAssistantLink?, logger: Logger
     ) {
         self.ownSound = ownSound
+        self.home = home
         (self.listener, self.switchboard, self.names, self.rules) = (listener, switchboard, names, rules)
         (self.statsInterval, self.lighting, self.page, self.logger) = (statsInterval, lighting, page, logger)
     }
@@ -170,6 +183,7 @@ public struct ReceiverService: Service {
         ownSound?.start()
         await withDiscardingTaskGroup { group in
             if let statsInterval { group.addTask { await logStatistics(every: statsInterval) } }
+            if let home { group.addTask { await home.run() } }
             try? await gracefulShutdown()  // returns on SIGINT/SIGTERM, throws when cancelled
             group.cancelAll()
         }
@@ -187,6 +201,7 @@ public struct ReceiverService: Service {
             let (counters, active, open) = switchboard.takeStatistics()
             var line = StatisticsLine.receiver(counters, interval: interval, activePeer: active, openConnections: open)
             for transmitter in lighting?.transmitters ?? [] { line += "; \(transmitter.takeStatistics())" }
+            if let home { line += "; mqtt: \(home.takePublished()) messages published" }
             logger.info("\(line)")
         }
     }

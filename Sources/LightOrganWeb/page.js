@@ -387,6 +387,13 @@ const rows = new Map();
 const DEBOUNCE_MS = 250;
 const MAX_MESSAGE = 4096;  // bytes of one message on /live (the receiver closes a longer one, 1009)
 const SETTINGS = {
+  'receiver.lights': {
+    label: 'Lights',
+    choices: [
+      ['on', 'Dancing', 'The lamps, the strip and the stage lights follow the music.'],
+      ['off', 'Dark', 'Everything dark while senders and sound go on (the home’s hub can switch this too).'],
+    ],
+  },
   'receiver.mode': {
     label: 'Lamp mode',
     choices: [
@@ -412,6 +419,9 @@ const SETTINGS = {
   },
   'receiver.strip.brightness': { label: 'Brightness limit', unit: '%', min: 1, max: 100, step: 1, strip: true,
     hint: 'Of full white, for the power supply and the glare: a pixel at full white draws about 60 mA.' },
+  'receiver.strip.palette': { label: 'Colours of bass, mid, treble', text: true, strip: true,
+    suggestions: ['red, green, blue', 'red, amber, white', 'orange, yellow, white', 'purple, magenta, cyan', 'blue, cyan, white'],
+    hint: 'Three colours separated by commas: #rrggbb or a name (red, green, blue, white, amber, orange, yellow, cyan, magenta, purple).' },
   'receiver.sound': { label: 'The receiver’s own sound', text: true,
     suggestions: ['network', 'airplay', 'pipe:/run/lightorgan/spotify', 'hw:1,0'],
     hint: 'network: only senders and pages; airplay: an AirPlay speaker (needs shairport-sync); pipe:PATH: raw sound from a FIFO (Spotify Connect through raspotify); hw:1,0: a USB microphone or line-in.' },

@@ -121,6 +121,8 @@ final class PageSocket {
         let connection = FrameConnection(id: 1, address: "192.168.1.20", peer: "192.168.1.20:50000", channel: sender)
         _ = switchboard.opened(connection)
         switchboard.arrived(frame, completed: 1, bytes: 3, on: connection)
+        // The pages hear of it in a task of their loop, after the frame is shown (LampTap.tellWatchers).
+        loop.run()
     }
 
     /// The page's file as written, nil when there is none.

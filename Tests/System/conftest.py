@@ -51,6 +51,7 @@ PACKAGES = {
     "browser": ["chromium", "chromium-driver", "webkit2gtk-driver", "xvfb", "firefox-esr", "pulseaudio"],
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
+    "mqtt": ["mosquitto", "mosquitto-clients"],
     # The receiver as an AirPlay speaker (test_own_sound.py): Debian's shairport-sync, its mDNS through Avahi,
     # and ALSA's pulse plugin to play into a PulseAudio sink.
     "airplay": ["shairport-sync", "avahi-daemon", "avahi-utils", "dbus", "libasound2-plugins", "pulseaudio",

@@ -1,6 +1,6 @@
 """The fuzzers (`lightorgan-fuzz`, release build): property-based fuzzing of everything that parses
 untrusted input — frame decoding, the connection policy, the settings loader, the page's requests,
-audio and settings messages. Each target is a test; a failure names its seed, so it can be replayed
+audio and settings messages, the commands from a shared MQTT broker. Each target is a test; a failure names its seed, so it can be replayed
 with `lightorgan-fuzz TARGET --seed S`."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 TARGETS = ("assembler", "handler", "arbiter", "settings-catalog", "settings", "settings-file", "page-requests",
-           "page-audio", "page-settings", "page-admission")
+           "page-audio", "page-settings", "page-admission", "home-commands")
 
 
 @pytest.fixture(scope="session")

@@ -64,8 +64,8 @@ def test_the_pixel_row_follows_the_frames(page_host, browser, frames, check):
     rows = page.js("return [...document.querySelectorAll('#strip-settings-list .setting')].map((r) => "
                    "[r.dataset.key, r.querySelector('.locked').textContent])")
     check("the strip's settings show under 'LED strip', locked where an option sets them",
-          [key for key, _ in rows] == ["receiver.strip.effect", "receiver.strip.brightness"]
-          and "--strip-effect" in rows[0][1] and "--strip-brightness" in rows[1][1], f"rows {rows}")
+          [key for key, _ in rows] == ["receiver.strip.effect", "receiver.strip.brightness", "receiver.strip.palette"]
+          and "--strip-effect" in rows[0][1] and "--strip-brightness" in rows[1][1] and not rows[2][1], f"rows {rows}")
 
 
 def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, frames, check, tmp_path):

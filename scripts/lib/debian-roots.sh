@@ -19,8 +19,8 @@ arm64_sysroot=$cache_root/sid-arm64-sysroot
 # sid's Release file is past its Valid-Until date on this kind of machine: apt must not refuse it.
 sid_apt_options=(--aptopt='Acquire::Check-Valid-Until "false"')
 
-build_chroot_packages=swiftlang,lld,clang,git,pkg-config,ca-certificates,libc6-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev
-arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,linux-image-arm64,busybox-static
+build_chroot_packages=swiftlang,lld,clang,git,pkg-config,ca-certificates,libc6-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev
+arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev,linux-image-arm64,busybox-static
 
 # make_root DIRECTORY MMDEBSTRAP-ARGUMENTS...: makes the root once. It is built beside its final place and
 # moved there only when complete, so an interrupted run never leaves a half-made root that looks finished;

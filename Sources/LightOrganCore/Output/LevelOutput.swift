@@ -44,6 +44,8 @@ public enum OutputChange: Sendable, Equatable {
     case stripEffect(StripEffect)
     /// `receiver.strip.brightness`, percent.
     case stripBrightness(Int)
+    /// `receiver.strip.palette`.
+    case stripPalette(Palette)
 }
 
 /// A strip as the page, the status and the log name it.

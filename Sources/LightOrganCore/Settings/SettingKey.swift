@@ -219,6 +219,19 @@ extension SettingKey {
         }
     }
 
+    /// Empty, or an absolute path without line breaks.
+    static func absolutePath(
+        _ name: String, allowed: String, summary: String, store: @escaping @Sendable (inout Settings, String) -> Void
+    ) -> SettingKey {
+        SettingKey(name, default: "", allowed: allowed, summary: summary) { settings, raw in
+            guard raw.isEmpty || (raw.hasPrefix("/") && !raw.contains(where: { $0.isNewline || $0 == "\0" })) else {
+                return .notAllowed(allowed)
+            }
+            store(&settings, raw)
+            return nil
+        }
+    }
+
     /// true or false (also yes/no, on/off).
     static func flag(
         _ name: String, default defaultValue: Bool, summary: String,

@@ -11,6 +11,8 @@ public struct Settings: Sendable, Equatable {
     public var lighting = LightingSettings()
     /// The receiver's page (HTTPS).
     public var page = PageSettings()
+    /// The receiver's link to a home's hub over MQTT (Home Assistant).
+    public var mqtt = MQTTSettings()
     /// Things worth a line in the log that are not errors (a fixture whose target no list names).
     public var warnings: [String] = []
 
@@ -139,6 +141,9 @@ public struct ReceiverSettings: Sendable, Equatable {
     public var pwmFrequency = 200.0
     /// How levels drive the lines: brightness, on/off, or a level meter.
     public var mode = LineDriver.Mode.pwm
+    /// Whether the lights dance (`receiver.lights: on`); off: every lamp, strip and lighting target dark
+    /// while senders and sound go on (Home Assistant's light switch).
+    public var lightsOn = true
     /// Brightness limit of every lamp, percent of full, 1…100.
     public var maxBrightness = 100
     /// `onoff`: level (0…255) that switches a band on.
@@ -223,7 +228,8 @@ public struct PageSettings: Sendable, Equatable {
 
     /// The settings a page may change while the receiver runs, in the order it shows them.
     public static let tunableKeys = [
-        "receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout", "receiver.strip.effect",
-        "receiver.strip.brightness", "receiver.sound", "receiver.play",
+        "receiver.lights", "receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout",
+        "receiver.strip.effect", "receiver.strip.brightness", "receiver.strip.palette", "receiver.sound",
+        "receiver.play",
     ]
 }

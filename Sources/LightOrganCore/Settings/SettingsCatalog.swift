@@ -113,6 +113,13 @@ public enum SettingsCatalog {
             "receiver.pwm_frequency", default: 200, range: 50...2000, unit: "Hz",
             summary: "Software PWM frequency for LED brightness."
         ) { $0.receiver.pwmFrequency = $1 },
+        .parsed(
+            "receiver.lights", default: "on",
+            allowed: "on (the lights dance), off (dark while senders and sound go on)",
+            summary:
+                "on: the lights follow the music; off: every lamp, strip and lighting device dark while senders and sound go on (a switch for the home's hub).",
+            parse: { raw in ["on": true, "off": false][raw.lowercased()] }
+        ) { $0.receiver.lightsOn = $1 },
         .choice(
             "receiver.mode", default: LineDriver.Mode.pwm,
             summary:
@@ -233,6 +240,41 @@ public enum SettingsCatalog {
             "page.key", default: "", allowed: "empty, or the PEM private key of page.certificate",
             summary: "Private key of page.certificate.", allowsEmpty: true
         ) { $0.page.key = $1 },
+        .parsed(
+            "mqtt.broker", default: "", allowed: MQTTBroker.allowed,
+            summary:
+                "The MQTT broker of the home's hub (Home Assistant's Mosquitto add-on): the receiver shows there as a light with its sound source, palette, levels and wiring check. Empty: no MQTT.",
+            parse: MQTTBroker.init(parsing:)
+        ) { $0.mqtt.broker = $1 },
+        .text(
+            "mqtt.username", default: "", allowed: "empty, or a user name without spaces",
+            summary: "User name at the broker (empty: none).", allowsEmpty: true
+        ) { $0.mqtt.username = $1 },
+        .absolutePath(
+            "mqtt.password_file", allowed: "empty, or the absolute path of a file holding the password",
+            summary:
+                "A file whose first line is the broker's password (readable by the receiver alone; the password is never written in this file)."
+        ) { $0.mqtt.passwordFile = $1 },
+        .absolutePath(
+            "mqtt.ca_file", allowed: "empty (the system's certificates), or the absolute path of a PEM file",
+            summary: "With mqtts://: the certificates to trust for the broker (empty: the system's)."
+        ) { $0.mqtt.caFile = $1 },
+        SettingKey(
+            "mqtt.topic", default: "", allowed: MQTTTopic.allowed,
+            summary: "The receiver's own topics start with this (empty: lightorgan/ and the receiver's name)."
+        ) { settings, raw in
+            guard raw.isEmpty || MQTTTopic.isPrefix(raw) else { return .notAllowed(MQTTTopic.allowed) }
+            settings.mqtt.topic = raw
+            return nil
+        },
+        SettingKey(
+            "mqtt.discovery_prefix", default: "homeassistant", allowed: MQTTTopic.allowedLevels,
+            summary: "Home Assistant's discovery prefix (its MQTT integration's setting; homeassistant by default)."
+        ) { settings, raw in
+            guard MQTTTopic.isPrefix(raw) else { return .notAllowed(MQTTTopic.allowedLevels) }
+            settings.mqtt.discoveryPrefix = raw
+            return nil
+        },
         .decimal(
             "lighting.release_after", default: 5, range: 0.1...3600, unit: "seconds",
             summary:

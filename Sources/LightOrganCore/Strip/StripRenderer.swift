@@ -39,7 +39,9 @@ public struct StripRenderer: Sendable {
     /// The effect drawn.
     public var effect: StripEffect
     /// Colours of bass, mid, treble.
-    public let palette: Palette
+    public var palette: Palette {
+        didSet { mixColors() }
+    }
     /// Exponent from level to light.
     public let gamma: Double
     /// Light at full level, 0…1 (the strip's brightness limit: power and glare).
@@ -51,9 +53,9 @@ public struct StripRenderer: Sendable {
     public private(set) var pixels: [UInt8]
 
     private let lightTable: [Float]
-    private let colors: [SIMD3<Float>]
+    private var colors: [SIMD3<Float>] = []
     /// The palette's colours as linear light, 0…65535 a channel.
-    private let fixedColors: [FixedLight]
+    private var fixedColors: [FixedLight] = []
     /// Distance steps from the centre to an end: pixel `count - stepCount + k` right of the centre
     /// and pixel `stepCount - 1 - k` left of it (below `count / 2`) are step `k`.
     private let stepCount: Int
@@ -92,10 +94,6 @@ public struct StripRenderer: Sendable {
         self.brightness = brightness
         pixels = [UInt8](repeating: 0, count: 3 * count)
         lightTable = (0...255).map { Float(pow(Double($0) / 255, gamma)) }
-        colors = palette.colors.map { SIMD3(Float($0.red), Float($0.green), Float($0.blue)) / 255 }
-        fixedColors = palette.colors.map {
-            FixedLight(UInt32($0.red) * 257, UInt32($0.green) * 257, UInt32($0.blue) * 257)
-        }
         let stepCount = (count + 1) / 2
         self.stepCount = stepCount
         stepBytes = [UInt8](repeating: 0, count: 3 * stepCount)
@@ -103,7 +101,16 @@ public struct StripRenderer: Sendable {
         scrollDelays = (0..<stepCount).map { Int64($0) * travel / Int64(max(1, stepCount - 1)) }
         history = Array(repeating: (0, .zero), count: Self.historyMask + 1)
         recentBass = Array(repeating: (0, 0), count: 64)
+        mixColors()
         scaleTables()
+    }
+
+    /// The palette's colours as the effects mix them.
+    private mutating func mixColors() {
+        colors = palette.colors.map { SIMD3(Float($0.red), Float($0.green), Float($0.blue)) / 255 }
+        fixedColors = palette.colors.map {
+            FixedLight(UInt32($0.red) * 257, UInt32($0.green) * 257, UInt32($0.blue) * 257)
+        }
     }
 
     /// Draws `frame`, shown at `time` seconds, into ``pixels``.

@@ -73,6 +73,7 @@ What Chromium 156 headless does here (2 cores, no sound card, no PulseAudio)
     never downloads anything.
 """
 import base64
+import json
 import os
 import shutil
 import socket
@@ -258,13 +259,14 @@ class PageHost:
         self.base = f"https://{address}:{PAGE_PORT}"
         self.processes = []
 
-    def receiver(self, name, *extra, state=None):
-        """`lightorgan receive --output stdout` inside, its state in `state` (default: FOLDER/state-NAME),
-        every frame it shows a line "MONOTONIC_TIME BASS MID TREBLE"; (process, key of its link)."""
+    def receiver(self, name, *extra, state=None, env=None):
+        """`lightorgan receive --output stdout` inside, its state in `state` (default: FOLDER/state-NAME), `env`
+        added to its environment, every frame it shows a line "MONOTONIC_TIME BASS MID TREBLE"; (process, key of
+        its link)."""
         state = state or os.path.join(self.folder, f"state-{name}")
         process = self.start(name, "receive", "--output", "stdout", "--port", str(LINK_PORT), "--stats-interval", "0",
                              *extra, wrapper=self.peer.wrapper,
-                             env={"STATE_DIRECTORY": state, "LIGHTORGAN_PAGE_PORT": str(PAGE_PORT)})
+                             env={"STATE_DIRECTORY": state, "LIGHTORGAN_PAGE_PORT": str(PAGE_PORT), **(env or {})})
         self.processes.append(process)
         if not wait_for(lambda: "#key=" in process.log(), 30):
             raise RuntimeError(f"the receiver logged no page address: {process.log()[-800:]}")
@@ -387,8 +389,20 @@ def websocket(address, path, origin, first=None, then=()):
         send_frame(connection, 1, first.encode() if isinstance(first, str) else first)
     for payload in then:
         send_frame(connection, 2, payload)
+    for opcode, payload in server_frames(connection, head, timeout=10):
+        if opcode == 8:
+            connection.close()
+            return 101, (struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None,
+                         payload[2:].decode(errors="replace"))
+    connection.close()
+    return 101, None
+
+
+def server_frames(connection, head, timeout):
+    """The server's frames on `connection` (after the handshake's `head`), as (opcode, payload), until it closes
+    or `timeout` seconds pass."""
     buffer = head.split(b"\r\n\r\n", 1)[1]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         while len(buffer) >= 2:
             length = buffer[1] & 0x7f
@@ -402,19 +416,39 @@ def websocket(address, path, origin, first=None, then=()):
             if len(buffer) < start + length:
                 break
             opcode, payload, buffer = buffer[0] & 0x0f, buffer[start:start + length], buffer[start + length:]
-            if opcode == 8:
-                connection.close()
-                return 101, (struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None,
-                             payload[2:].decode(errors="replace"))
+            yield opcode, payload
         try:
             chunk = connection.recv(65536)
-        except (socket.timeout, ConnectionError, ssl.SSLError):
-            break
+        except socket.timeout:
+            continue
+        except (ConnectionError, ssl.SSLError):
+            return
         if not chunk:
-            break
+            return
         buffer += chunk
-    connection.close()
-    return 101, None
+
+
+def page_status(address, key, send=(), timeout=10):
+    """The receiver's status as its page gets it: /live signed in with `key`, then each message of `send` (dicts,
+    as the page sends them: `{"type": "set", "id": 1, "key": …, "value": …}`); the first `status` message after
+    them (a dict)."""
+    connection, head = handshake(address, "/live", f"https://{address}:{PAGE_PORT}")
+    try:
+        for message in ({"type": "hello", "key": key}, *send):
+            send_frame(connection, 1, json.dumps(message).encode())
+        connection.settimeout(1)
+        # The replies to what was sent come first: closing before them could lose it (a reset drops what the
+        # receiver has not read yet).
+        waiting = {message["id"] for message in send if "id" in message}
+        for opcode, payload in server_frames(connection, head, timeout):
+            if opcode == 1:
+                message = json.loads(payload)
+                waiting.discard(message.get("id"))
+                if message.get("type") == "status" and not waiting:
+                    return message
+        raise RuntimeError("the page got no status")
+    finally:
+        connection.close()
 
 
 def stalled_pages(address, count):

@@ -1,0 +1,234 @@
+import CMosquitto
+import Glibc
+import LightOrganCore
+import Synchronization
+
+/// A connection to an MQTT broker through Eclipse Mosquitto's own client library (libmosquitto): its network
+/// thread keeps the connection, sends the keepalives, reconnects with back-off when the broker goes away, and
+/// leaves the last will with the broker, which publishes it when the connection is lost.
+///
+/// Everything the broker says arrives as ``Event``s on ``events``, from libmosquitto's thread; ``publish(_:_:retain:)``
+/// may be called from any thread and never waits for the network (the message is queued, QoS 1). Nothing here
+/// blocks the caller on the broker.
+public final class MQTTClient: @unchecked Sendable {
+    // @unchecked: `handle` is set once in init and freed in `close()` after libmosquitto's thread has stopped;
+    // libmosquitto serialises its own state (mosquitto_threaded_set).
+
+    /// Where and how to connect.
+    public struct Options: Sendable {
+        public var host: String
+        public var port: Int
+        public var tls: Bool
+        /// PEM certificates to trust with `tls`; nil: the system's (`/etc/ssl/certs`).
+        public var caFile: String?
+        public var username: String?
+        public var password: String?
+        /// The client id the broker knows the connection by (unique per broker).
+        public var clientID: String
+        /// Published by the broker, retained, when the connection is lost.
+        public var will: (topic: String, payload: String)
+        /// Seconds between keepalives.
+        public var keepalive: Int = 30
+        /// First and longest wait between two connection attempts, seconds: the first, twice the first, three
+        /// times… up to the longest (1 s, 2 s, 3 s… 30 s: a broker back within seconds is found within seconds,
+        /// one away for long is asked twice a minute).
+        public var retryDelays: (first: Int, longest: Int) = (1, 30)
+
+        public init(
+            host: String, port: Int, tls: Bool, caFile: String?, username: String?, password: String?,
+            clientID: String, will: (topic: String, payload: String)
+        ) {
+            (self.host, self.port, self.tls, self.caFile) = (host, port, tls, caFile)
+            (self.username, self.password, self.clientID, self.will) = (username, password, clientID, will)
+        }
+    }
+
+    /// What happens on the connection.
+    public enum Event: Sendable, Equatable {
+        /// Connected (again): subscribe and publish the retained state now.
+        case connected
+        /// The broker refused the connection (CONNACK): bad credentials, a client id it refuses…; the text is
+        /// libmosquitto's. It is retried.
+        case refused(String)
+        /// The connection is lost or could not be made; the text says why. It is retried.
+        case disconnected(String)
+        /// A message on a subscribed topic.
+        case message(topic: String, payload: [UInt8])
+    }
+
+    /// The events, in order; ends with ``close()``.
+    public let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    private let handle: OpaquePointer
+    private let options: Options
+    private let closed = Atomic<Bool>(false)
+    /// Whether libmosquitto's thread runs, and the first connection's retries until it does.
+    private let start = Mutex<(looping: Bool, retrying: Task<Void, Never>?)>((false, nil))
+
+    /// Makes the client and starts connecting in the background.
+    ///
+    /// - Throws: ``MQTTError`` when libmosquitto refuses the options (a CA file it cannot read, no memory).
+    public init(_ options: Options) throws(MQTTError) {
+        Self.initialiseLibrary
+        self.options = options
+        (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(256))
+        guard let handle = mosquitto_new(options.clientID, true, nil) else {
+            throw MQTTError("cannot make an MQTT client: \(String(cString: strerror(errno)).lowercased())")
+        }
+        self.handle = handle
+        do {
+            try configure()
+        } catch {
+            mosquitto_destroy(handle)
+            continuation.finish()
+            throw error
+        }
+        // The callbacks find this object through libmosquitto's user data.
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(handle) { _, object, code in
+            MQTTClient.from(object)?.connected(code)
+        }
+        mosquitto_disconnect_callback_set(handle) { _, object, code in
+            MQTTClient.from(object)?.disconnected(code)
+        }
+        mosquitto_message_callback_set(handle) { _, object, message in
+            guard let client = MQTTClient.from(object), let message else { return }
+            let topic = String(cString: message.pointee.topic)
+            let count = Int(message.pointee.payloadlen)
+            var payload: [UInt8] = []
+            if count > 0, let bytes = message.pointee.payload {
+                payload = Array(UnsafeRawBufferPointer(start: bytes, count: count))
+            }
+            client.continuation.yield(.message(topic: topic, payload: payload))
+        }
+        do {
+            try connectFirst(retry: 0)
+        } catch {
+            closed.store(true, ordering: .releasing)
+            mosquitto_destroy(handle)
+            continuation.finish()
+            throw error
+        }
+    }
+
+    /// The first connection. libmosquitto's thread reconnects a connection once made (or under way), but it
+    /// ends when the first attempt fails at once (a refused connection on this host, a name that does not
+    /// resolve): those attempts are retried here, with the same back-off, and the thread starts with the first
+    /// that gets under way.
+    private func connectFirst(retry: Int) throws(MQTTError) {
+        let success = MOSQ_ERR_SUCCESS.rawValue
+        // Under the lock that close() takes: no attempt starts on a client being destroyed.
+        let (code, started) = start.withLock { state -> (CInt, CInt?) in
+            guard !closed.load(ordering: .acquiring) else { return (success, nil) }
+            let code = mosquitto_connect_async(handle, options.host, CInt(options.port), CInt(options.keepalive))
+            guard code == success else { return (code, nil) }
+            state.looping = true
+            return (code, mosquitto_loop_start(handle))
+        }
+        if code != success {
+            continuation.yield(.disconnected(Self.describe(code)))
+            let delay = min(options.retryDelays.first * (retry + 1), options.retryDelays.longest)
+            let task = Task { [weak self] in
+                guard (try? await Task.sleep(for: .seconds(delay))) != nil, let self else { return }
+                try? connectFirst(retry: retry + 1)
+            }
+            start.withLock { $0.retrying = task }
+        } else if let started, started != success {
+            throw MQTTError("cannot start the MQTT client's thread: \(Self.describe(started))")
+        }
+    }
+
+    private static let initialiseLibrary: Void = { mosquitto_lib_init() }()
+
+    private static func from(_ object: UnsafeMutableRawPointer?) -> MQTTClient? {
+        object.map { Unmanaged<MQTTClient>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private func configure() throws(MQTTError) {
+        func check(_ code: CInt, _ doing: String) throws(MQTTError) {
+            guard code == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError("\(doing): \(Self.describe(code))") }
+        }
+        try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311), "MQTT 3.1.1")
+        try check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        if options.username != nil || options.password != nil {
+            try check(mosquitto_username_pw_set(handle, options.username, options.password), "the user name")
+        }
+        let will = Array(options.will.payload.utf8)
+        try check(
+            mosquitto_will_set(handle, options.will.topic, CInt(will.count), will, 1, true), "the last will")
+        try check(
+            mosquitto_reconnect_delay_set(
+                handle, UInt32(options.retryDelays.first), UInt32(options.retryDelays.longest), false),
+            "the retry delays")
+        if options.tls {
+            let authority = options.caFile
+            let folder: String? = authority == nil ? "/etc/ssl/certs" : nil
+            try check(mosquitto_tls_set(handle, authority, folder, nil, nil, nil), "TLS (mqtt.ca_file)")
+        }
+    }
+
+    private func connected(_ code: CInt) {
+        if code == 0 {
+            continuation.yield(.connected)
+        } else {
+            // "Connection Refused: not authorised." → "not authorised"
+            var text = String(cString: mosquitto_connack_string(code))
+            if let colon = text.firstIndex(of: ":") {
+                text = String(text[text.index(after: colon)...]).trimmingWhitespace()
+            }
+            if text.hasSuffix(".") { text.removeLast() }
+            continuation.yield(.refused(text))
+        }
+    }
+
+    private func disconnected(_ code: CInt) {
+        // 0: asked for by close(); a refusal was told by the connect callback.
+        guard code != 0, code != MOSQ_ERR_CONN_REFUSED.rawValue else { return }
+        continuation.yield(.disconnected(Self.describe(code)))
+    }
+
+    /// Subscribes to `topics` (QoS 1). Call it on each ``Event/connected``: the session is not kept.
+    public func subscribe(_ topics: [String]) {
+        for topic in topics { mosquitto_subscribe(handle, nil, topic, 1) }
+    }
+
+    /// Queues `payload` on `topic` (QoS 1); dropped when not connected (the state is sent again on connecting).
+    public func publish(_ topic: String, _ payload: String, retain: Bool) {
+        guard !closed.load(ordering: .relaxed) else { return }
+        let bytes = Array(payload.utf8)
+        mosquitto_publish(handle, nil, topic, CInt(bytes.count), bytes, 1, retain)
+    }
+
+    /// Publishes `goodbye` (retained) if connected, disconnects, stops the network thread and ends ``events``.
+    public func close(goodbye: (topic: String, payload: String)? = nil) {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if let goodbye {
+            let bytes = Array(goodbye.payload.utf8)
+            mosquitto_publish(handle, nil, goodbye.topic, CInt(bytes.count), bytes, 1, true)
+        }
+        let looping = start.withLock { state -> Bool in
+            state.retrying?.cancel()
+            return state.looping
+        }
+        mosquitto_disconnect(handle)
+        if looping { mosquitto_loop_stop(handle, false) }
+        mosquitto_destroy(handle)
+        continuation.finish()
+    }
+
+    deinit { close() }
+
+    /// libmosquitto's words for `code`; for a system error, the system's.
+    static func describe(_ code: CInt) -> String {
+        if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)).lowercased() }
+        var text = String(cString: mosquitto_strerror(code))
+        if text.hasSuffix(".") { text.removeLast() }
+        return text.prefix(1).lowercased() + text.dropFirst()
+    }
+}
+
+/// What went wrong making the MQTT client.
+public struct MQTTError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

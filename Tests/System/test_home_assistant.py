@@ -1,0 +1,250 @@
+"""The receiver in Home Assistant over MQTT, against a real Mosquitto broker (Debian's `mosquitto`, started by each
+test on a port of its own, on the test's side of the page host's veth): the retained discovery configs hold the keys
+Home Assistant's schema requires for each platform; availability follows the receiver through its last will (kill -9)
+and restarts; Home Assistant's `online` brings the configs again; commands change the receiver exactly as its page
+does (and the page shows them; a change on the page shows on the broker); bad payloads change nothing; a broker that
+is missing, refuses the credentials or restarts costs one line and never a lamp."""
+import json
+import os
+import time
+
+import pytest
+
+from support.browser import counter_sender, page_status
+from support.mqtt import Broker
+from support.processes import wait_for
+
+pytestmark = pytest.mark.mqtt
+
+PREFIX = "homeassistant"
+BASE = "lightorgan/living-room"
+# The keys Home Assistant 2024.3's MQTT discovery schema requires of each platform (and `schema: json` for the
+# light's JSON schema), beside what every entity here carries.
+REQUIRED = {"light": {"command_topic", "schema"}, "select": {"command_topic", "options"},
+            "sensor": {"state_topic"}, "button": {"command_topic"}}
+EVERY_ENTITY = {"unique_id", "device", "origin", "availability_topic"}
+
+
+@pytest.fixture
+def broker(page_host, tmp_path):
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    started = Broker(str(folder), host=page_host.peer.test_address)
+    yield started
+    started.stop()
+
+
+def receiver(page_host, broker, name="receiver", *extra, state=None, env=None):
+    """The receiver "Living room" linked to `broker` (mqtt.broker by its variable); (process, page key)."""
+    return page_host.receiver(name, "--name", "Living room", *extra, state=state,
+                              env={"LIGHTORGAN_MQTT_BROKER": broker.url, **(env or {})})
+
+
+def configs(broker):
+    return {topic: json.loads(payload) for topic, payload in broker.retained(f"{PREFIX}/#").items()
+            if topic.endswith("/config")}
+
+
+def online(broker, value="online", timeout=15):
+    return wait_for(lambda: broker.retained(f"{BASE}/availability").get(f"{BASE}/availability") == value, timeout)
+
+
+def levels(process, since):
+    """The levels (bass, mid, treble) the receiver showed after `since` (its CLOCK_MONOTONIC seconds)."""
+    return [tuple(map(int, fields[1:4])) for fields in process.lines() if len(fields) == 4 and float(fields[0]) > since]
+
+
+def row(status, key):
+    return next((setting for setting in status["settings"] if setting["key"] == key), {})
+
+
+def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availability_follows_it(
+        page_host, broker, spawn, check, tmp_path):
+    process, _ = receiver(page_host, broker)
+    check("the receiver says online, retained, by its last will's topic", online(broker), process.log()[-1500:])
+    found = {}
+    wait_for(lambda: len(found.update(configs(broker)) or found) >= 9, 5)
+    by_component = {}
+    for topic, config in found.items():
+        by_component.setdefault(topic.split("/")[1], []).append(config)
+    check("nine entities: a light, two selects, five sensors, a button",
+          {name: len(items) for name, items in by_component.items()} == {"light": 1, "select": 2, "sensor": 5,
+                                                                          "button": 1}, sorted(found))
+    missing = [f"{topic}: {sorted((REQUIRED[topic.split('/')[1]] | EVERY_ENTITY) - set(config))}"
+               for topic, config in found.items() if (REQUIRED[topic.split("/")[1]] | EVERY_ENTITY) - set(config)]
+    check("each config holds the keys Home Assistant requires of its platform, and a unique_id, device, origin and "
+          "availability topic", not missing, "; ".join(missing))
+    devices = {json.dumps(config["device"], sort_keys=True) for config in found.values()}
+    device = found and next(iter(found.values()))["device"]
+    check("one device: the receiver's name, version and a stable id", len(devices) == 1 and device["name"] ==
+          "Living room" and device["identifiers"][0].startswith("lightorgan_") and device.get("sw_version"), devices)
+    light = next(iter(by_component.get("light", [{}])))
+    check("the light lists the five effects, brightness in percent",
+          light.get("effect_list") == ["segments", "blend", "scroll", "energy", "flash"]
+          and light.get("brightness_scale") == 100, light)
+    state = json.loads(broker.retained(f"{BASE}/light/state").get(f"{BASE}/light/state", "{}"))
+    check("the light's state is retained: on, at the brightness limit", state.get("state") == "ON"
+          and state.get("brightness") == 100, state)
+    unique_ids = sorted(config["unique_id"] for config in found.values())
+
+    process.kill()
+    check("kill -9: the broker publishes the last will, offline", online(broker, "offline", timeout=10),
+          broker.log()[-800:])
+    again, _ = receiver(page_host, broker, "receiver-again", state=os.path.join(page_host.folder, "state-receiver"))
+    check("restarted: online again", online(broker), again.log()[-1500:])
+    check("the same unique_ids after the restart (the id is kept in the state directory)",
+          sorted(config["unique_id"] for config in configs(broker).values()) == unique_ids)
+
+    watcher = broker.messages(spawn, "configs", f"{PREFIX}/+/+/+/config")
+    broker.publish(f"{PREFIX}/status", "online")
+    check("Home Assistant's online on homeassistant/status brings every config again",
+          watcher.wait(lambda messages: len({m.topic for m in messages}) >= 9, 5), len(watcher.all()))
+
+
+def test_commands_change_the_receiver_as_its_page_does_and_changes_on_the_page_reach_the_broker(
+        page_host, broker, spawn, check):
+    process, key = receiver(page_host, broker)
+    assert online(broker), process.log()[-1500:]
+    counter_sender(spawn, "sender", page_host)
+    check("the lamps follow the sender", wait_for(lambda: any(sum(level) for level in levels(process, 0)), 10))
+
+    def state(topic):
+        return broker.retained(f"{BASE}/{topic}").get(f"{BASE}/{topic}", "")
+
+    sent = time.clock_gettime(time.CLOCK_MONOTONIC)
+    broker.publish(f"{BASE}/light/set", '{"state":"OFF"}')
+    check("light off: the state says OFF", wait_for(lambda: json.loads(state("light/state") or "{}").get("state")
+                                                    == "OFF", 5), state("light/state"))
+    time.sleep(1.5)
+    shown = levels(process, sent + 0.5)
+    check("light off: every frame dark while the sender streams", len(shown) > 50 and not any(map(sum, shown)),
+          f"{len(shown)} frames, {sum(1 for level in shown if sum(level))} lit")
+    status = page_status(page_host.address, key)
+    check("the page shows it: receiver.lights off, set on the page's path", row(status, "receiver.lights").get(
+        "value") == "off" and row(status, "receiver.lights").get("source") == "page", row(status, "receiver.lights"))
+    check("the sender still drives the receiver", status.get("fps", 0) > 50, status.get("fps"))
+
+    sent = time.clock_gettime(time.CLOCK_MONOTONIC)
+    broker.publish(f"{BASE}/light/set", '{"state":"ON","brightness":40,"effect":"flash"}')
+    check("light on at 40 % with the flash effect: the state says so", wait_for(
+        lambda: json.loads(state("light/state") or "{}") == {"state": "ON", "brightness": 40, "effect": "flash",
+                                                             "color_mode": "brightness"}, 5), state("light/state"))
+    time.sleep(1.5)
+    shown = [level for level in levels(process, sent + 0.5)]
+    check("the lamps dance again, none above 40 % of full", any(map(sum, shown)) and max(map(max, shown)) <= 102,
+          f"max {max(map(max, shown)) if shown else None}")
+
+    broker.publish(f"{BASE}/palette/set", "red, amber, white")
+    broker.publish(f"{BASE}/sound/set", "airplay")
+    check("the selects' states follow", wait_for(lambda: state("palette/state") == "red, amber, white"
+                                                 and state("sound/state") == "airplay", 5),
+          f"{state('palette/state')!r} {state('sound/state')!r}")
+    status = page_status(page_host.address, key)
+    check("the page shows the brightness, effect, palette and sound Home Assistant chose", [
+        row(status, name).get("value") for name in ("receiver.max_brightness", "receiver.strip.effect",
+                                                    "receiver.strip.palette", "receiver.sound")]
+        == ["40", "flash", "red, amber, white", "airplay"], status["settings"])
+    with open(os.path.join(page_host.folder, "state-receiver", "page-settings.yaml")) as kept:
+        text = kept.read()
+    check("kept in the page's file, as the page keeps its changes", "lights: on" in text and "max_brightness: 40"
+          in text and "sound: airplay" in text, text)
+
+    broker.publish(f"{BASE}/check/press", "PRESS")
+    check("the wiring check's button lights the lines one at a time", wait_for(
+        lambda: page_status(page_host.address, key).get("checking") is not None, 5))
+
+    page_status(page_host.address, key, send=[{"type": "set", "id": 1, "key": "receiver.max_brightness",
+                                                "value": "70"}])
+    check("a change on the page reaches the broker", wait_for(
+        lambda: json.loads(state("light/state") or "{}").get("brightness") == 70, 5), state("light/state"))
+
+
+BAD = [
+    ("light/set", "x" * 600, "too long"),
+    ("light/set", "ON", "is not a JSON light command"),
+    ("light/set", b"\xff\xfe\x00", "not UTF-8"),
+    ("light/set", '{"effect":"rainbow"}', "effect \"rainbow\" is not allowed"),
+    ("light/set", '{"brightness":1000}', "out of range"),
+    ("sound/set", "pipe:/etc/shadow", "is not one of the options"),
+    ("sound/set", "hw:9,0", "is not one of the options"),
+    ("palette/set", "red", "is not one of the options"),
+    ("check/press", "rm -rf /", "allowed: PRESS"),
+]
+
+
+def test_bad_payloads_from_the_shared_bus_change_nothing(page_host, broker, check):
+    process, key = receiver(page_host, broker)
+    assert online(broker), process.log()[-1500:]
+    time.sleep(0.5)
+    before = {topic: payload for topic, payload in broker.retained(f"{BASE}/#").items() if "levels" not in topic}
+    rows = page_status(page_host.address, key)["settings"]
+    for topic, payload, _ in BAD:
+        broker.publish(f"{BASE}/{topic}", payload)
+    time.sleep(1.5)
+    after = {topic: payload for topic, payload in broker.retained(f"{BASE}/#").items() if "levels" not in topic}
+    check("the retained state is as before", after == before, {k: (before.get(k), after.get(k))
+                                                               for k in set(before) | set(after)
+                                                               if before.get(k) != after.get(k)})
+    check("the page's settings are as before", page_status(page_host.address, key)["settings"] == rows)
+    check("nothing was kept", not os.path.exists(os.path.join(page_host.folder, "state-receiver",
+                                                              "page-settings.yaml")))
+    log = process.log()
+    refusals = [line for line in log.splitlines() if "nothing changed" in line]
+    for topic in ("light/set", "sound/set", "palette/set", "check/press"):
+        first = next(reason for bad_topic, _, reason in BAD if bad_topic == topic)
+        check(f"{topic}: the first bad payload is answered with one line that says why",
+              any(f"{BASE}/{topic}" in line and first in line for line in refusals), refusals)
+    check("a flood on one topic is held to one line every 10 s", len(refusals) == 4, refusals)
+    check("the receiver runs on", process.alive() and online(broker, timeout=1))
+
+
+def test_a_missing_broker_and_a_restarting_one_cost_a_line_and_never_a_lamp(page_host, broker, spawn, check):
+    broker.stop()
+    process, _ = receiver(page_host, broker)
+    counter_sender(spawn, "sender", page_host)
+    check("no broker: the lamps follow the sender all the same",
+          wait_for(lambda: any(sum(level) for level in levels(process, 0)), 10))
+    check("one line says the broker cannot be reached, and that it is retried", wait_for(
+        lambda: "cannot reach the broker" in process.log(), 5), process.log()[-1500:])
+    time.sleep(3)
+    check("retries do not fill the log", process.log().count("cannot reach the broker") == 1)
+    broker.start()
+    check("the broker comes: connected, online", online(broker, timeout=20), process.log()[-1500:])
+    broker.stop()
+    stopped = time.clock_gettime(time.CLOCK_MONOTONIC)
+    check("the broker goes: one line", wait_for(lambda: "lost the broker" in process.log(), 5), process.log()[-800:])
+    time.sleep(2)
+    shown = levels(process, stopped)
+    check("the lamps go on while the broker is away", len(shown) > 100 and any(map(sum, shown)), len(shown))
+    broker.start()
+    check("it comes back: connected again, the configs and online retained again (the broker kept nothing)",
+          online(broker, timeout=20) and len(configs(broker)) == 9, process.log()[-800:])
+    check("one line each way", process.log().count("lost the broker") == 1
+          and process.log().count("connected again") == 1, process.log()[-1500:])
+    spawn.processes[-1].stop()  # the sender
+    time.sleep(2)
+    check("the sender stops: the lamps are dark, none stuck on", levels(process, 0)[-1] == (0, 0, 0),
+          levels(process, 0)[-3:])
+
+
+def test_refused_credentials_cost_a_line_never_show_the_password_and_never_a_lamp(page_host, spawn, check, tmp_path):
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    broker = Broker(str(folder), host=page_host.peer.test_address, users={"home": "right-password"})
+    try:
+        password = tmp_path / "mqtt-password"
+        password.write_text("wrong-password\n")
+        process, _ = page_host.receiver(
+            "receiver", "--name", "Living room",
+            env={"LIGHTORGAN_MQTT_BROKER": broker.url, "LIGHTORGAN_MQTT_USERNAME": "home",
+                 "LIGHTORGAN_MQTT_PASSWORD_FILE": str(password)})
+        counter_sender(spawn, "sender", page_host)
+        check("the lamps follow the sender", wait_for(lambda: any(sum(level) for level in levels(process, 0)), 10))
+        check("one line: the broker refused the credentials, which settings to look at", wait_for(
+            lambda: "refused the connection" in process.log() and "mqtt.password_file" in process.log(), 10),
+            process.log()[-1500:])
+        time.sleep(3)
+        check("once, whatever the retries", process.log().count("refused the connection") == 1)
+        check("the password is never in the log", "wrong-password" not in process.log())
+    finally:
+        broker.stop()
