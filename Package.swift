@@ -112,8 +112,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // libmosquitto, Eclipse Mosquitto's own MQTT client (Debian's libmosquitto1): reconnects, keepalive,
-        // last will and TLS.
-        debianLibrary("CMosquitto", pkgConfig: "libmosquitto", package: "libmosquitto-dev"),
+        // last will and TLS. Its header is in /usr/include; no pkg-config: its -L (the library folder of the
+        // root it is built against) would let the linker take libgpiod.so over the static libgpiod.a.
+        debianLibrary("CMosquitto", pkgConfig: nil, package: "libmosquitto-dev"),
         // Adapter: a connection to an MQTT broker (the home's hub: Home Assistant).
         swiftTarget("LightOrganMQTT", ["LightOrganCore", "CMosquitto"]),
         // spidev's ioctls (SPI_IOC_MESSAGE and friends are C macros): the LED strip on SPI.

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from support import home_assistant
 from support.browser import counter_sender, page_status
 from support.mqtt import Broker
 from support.processes import wait_for
@@ -58,6 +59,18 @@ def row(status, key):
     return next((setting for setting in status["settings"] if setting["key"] == key), {})
 
 
+def page_shows(page_host, key, condition, timeout=5):
+    """Whether `condition(status)` holds on the page within `timeout` s: a fresh /live every half second (faster
+    would be refused: the page admits 3 connections a second from one address)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if condition(page_status(page_host.address, key)):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+
+
 def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availability_follows_it(
         page_host, broker, spawn, check, tmp_path):
     process, _ = receiver(page_host, broker)
@@ -102,11 +115,16 @@ def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availabil
 
 
 def test_commands_change_the_receiver_as_its_page_does_and_changes_on_the_page_reach_the_broker(
-        page_host, broker, spawn, check):
+        page_host, broker, spawn, check, figure):
     process, key = receiver(page_host, broker)
     assert online(broker), process.log()[-1500:]
     counter_sender(spawn, "sender", page_host)
     check("the lamps follow the sender", wait_for(lambda: any(sum(level) for level in levels(process, 0)), 10))
+    watcher = broker.messages(spawn, "everything", f"{BASE}/#")
+    time.sleep(5)
+    rate = len([message for message in watcher.all() if not message.retained]) / 5
+    figure(f"messages a second the receiver publishes while every frame changes the levels: {rate:.1f}")
+    check("at most a few messages a second for all the entities together", rate <= 4, rate)
 
     def state(topic):
         return broker.retained(f"{BASE}/{topic}").get(f"{BASE}/{topic}", "")
@@ -150,8 +168,8 @@ def test_commands_change_the_receiver_as_its_page_does_and_changes_on_the_page_r
           in text and "sound: airplay" in text, text)
 
     broker.publish(f"{BASE}/check/press", "PRESS")
-    check("the wiring check's button lights the lines one at a time", wait_for(
-        lambda: page_status(page_host.address, key).get("checking") is not None, 5))
+    check("the wiring check's button lights the lines one at a time", page_shows(
+        page_host, key, lambda status: status.get("checking") is not None))
 
     page_status(page_host.address, key, send=[{"type": "set", "id": 1, "key": "receiver.max_brightness",
                                                 "value": "70"}])
@@ -248,3 +266,76 @@ def test_refused_credentials_cost_a_line_never_show_the_password_and_never_a_lam
         check("the password is never in the log", "wrong-password" not in process.log())
     finally:
         broker.stop()
+
+
+def fetch_up_front(request):
+    """Home Assistant's venv (about a minute, once), when its test is selected: beside the builds."""
+    if any(item.name.startswith("test_a_real_home_assistant") for item in request.session.items):
+        home_assistant.venv()
+
+
+@pytest.mark.slow
+def test_a_real_home_assistant_sees_controls_and_loses_the_receiver(page_host, broker, spawn, check, figure,
+                                                                     tmp_path):
+    """Home Assistant 2024.3.3 from PyPI, onboarded and linked to the broker through its REST API; then, through
+    its own API: the light and its effects, turn_on with an effect, turn_off darkening the lamps while a sender
+    streams, AirPlay chosen in the sound select, the level sensors, and the entities unavailable while the receiver
+    is killed. How long a command takes from Home Assistant's API to the lamps, over 50 commands."""
+    folder = tmp_path / "home-assistant"
+    folder.mkdir()
+    hass = home_assistant.HomeAssistant(str(folder), page_host.peer.test_address, broker.port)
+    try:
+        figure(f"Home Assistant {home_assistant.VERSION} started, onboarded and linked in {hass.seconds:.1f} s")
+        process, key = receiver(page_host, broker)
+        counter_sender(spawn, "sender", page_host)
+        light = "light.living_room"
+        check("the light appears, available, with the five effects", wait_for(
+            lambda: (hass.state(light) or {}).get("state") == "on" and hass.state(light)["attributes"].get(
+                "effect_list") == ["segments", "blend", "scroll", "energy", "flash"], 30), hass.state(light))
+
+        hass.call("light", "turn_on", {"entity_id": light, "effect": "flash"})
+        check("light.turn_on with effect flash sets the strip's effect", page_shows(
+            page_host, key, lambda status: row(status, "receiver.strip.effect").get("value") == "flash"))
+
+        # 50 commands, off and on in turn, each timed from Home Assistant's API to the first frame that shows it.
+        delays = []
+        for index in range(50):
+            off = index % 2 == 0
+            called = time.clock_gettime(time.CLOCK_MONOTONIC)
+            hass.call("light", "turn_off" if off else "turn_on", {"entity_id": light})
+            if wait_for(lambda: any((sum(level) == 0) == off for level in levels(process, called)), 5):
+                first = next(float(fields[0]) for fields in process.lines() if len(fields) == 4
+                             and float(fields[0]) > called and (sum(map(int, fields[1:4])) == 0) == off)
+                delays.append((first - called) * 1000)
+            time.sleep(0.2)
+        delays.sort()
+        p50, p95 = (delays[len(delays) // 2], delays[int(len(delays) * 0.95)]) if delays else (None, None)
+        figure(f"Home Assistant's light.turn_on/turn_off to the lamps: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+               f"over {len(delays)} commands" if delays else "no command reached the lamps")
+        check("each of 50 commands reached the lamps, p95 within 250 ms", len(delays) == 50 and p95 <= 250,
+              f"{len(delays)} reached; p50 {p50}, p95 {p95}")
+        hass.call("light", "turn_off", {"entity_id": light})
+        time.sleep(1)
+        since = time.clock_gettime(time.CLOCK_MONOTONIC)
+        time.sleep(1)
+        shown = levels(process, since)
+        check("light.turn_off darkens the lamps while the sender streams", len(shown) > 50
+              and not any(map(sum, shown)), f"{len(shown)} frames")
+        hass.call("light", "turn_on", {"entity_id": light})
+
+        hass.call("select", "select_option", {"entity_id": "select.living_room_sound_source", "option": "airplay"})
+        check("AirPlay chosen in the sound select sets receiver.sound", page_shows(
+            page_host, key, lambda status: row(status, "receiver.sound").get("value") == "airplay"))
+        check("the level sensors reach Home Assistant", wait_for(
+            lambda: all((hass.state(f"sensor.living_room_{band}_level") or {}).get("state", "").isdigit()
+                        for band in ("bass", "mid", "treble")), 10),
+              [hass.state(f"sensor.living_room_{band}_level") for band in ("bass", "mid", "treble")])
+
+        process.kill()
+        check("killed: its entities are unavailable", wait_for(
+            lambda: (hass.state(light) or {}).get("state") == "unavailable", 10), hass.state(light))
+        receiver(page_host, broker, "receiver-again", state=os.path.join(page_host.folder, "state-receiver"))
+        check("restarted: available again", wait_for(
+            lambda: (hass.state(light) or {}).get("state") in ("on", "off"), 15), hass.state(light))
+    finally:
+        hass.stop()

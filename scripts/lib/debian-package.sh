@@ -217,7 +217,8 @@ CHANGELOG
 make_deb() {
     local binary=$1 arch=$2 output=$3 version staging depends docs page
     version=$(package_version)
-    depends=$(debian_depends "$binary")
+    # A command substitution does not stop on errors (no inherit_errexit): an unknown library stops it here.
+    depends=$(debian_depends "$binary") || return 1
     staging=$(mktemp -d)
     chmod 755 "$staging"   # the package's ./ (mktemp makes it 0700)
     docs=$(mktemp -d)
