@@ -154,7 +154,12 @@ command_docs() {
         run=(env QEMU_LD_PREFIX="$arm64_sysroot")
     fi
     mkdir -p "$folder/man" "$folder/completions"
-    "${run[@]}" "$binary" --experimental-dump-help >"$folder/dump-help.json"
+    # Checked here: a command substitution (make_deb's caller) does not stop on errors. An arm64 binary that
+    # cannot load its libraries from the sysroot would leave the package without manual pages.
+    if ! "${run[@]}" "$binary" --experimental-dump-help >"$folder/dump-help.json"; then
+        say "cannot run $binary ($arch) for its manual pages and completions"
+        return 1
+    fi
     for shell in bash zsh fish; do
         "${run[@]}" "$binary" --generate-completion-script "$shell" >"$folder/completions/$shell"
     done
@@ -222,7 +227,7 @@ make_deb() {
     staging=$(mktemp -d)
     chmod 755 "$staging"   # the package's ./ (mktemp makes it 0700)
     docs=$(mktemp -d)
-    command_docs "$binary" "$arch" "$docs"
+    command_docs "$binary" "$arch" "$docs" || return 1
     install -D -m 755 "$binary" "$staging/usr/bin/lightorgan"
     # The service as scripts/install-pi installs it, with the packaged binary's path.
     install -d "$staging/usr/lib/systemd/system"

@@ -20,7 +20,7 @@ arm64_sysroot=$cache_root/sid-arm64-sysroot
 sid_apt_options=(--aptopt='Acquire::Check-Valid-Until "false"')
 
 build_chroot_packages=swiftlang,lld,clang,git,pkg-config,ca-certificates,libc6-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev
-arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev,linux-image-arm64,busybox-static
+arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev,libmosquitto1,libpicohttpparser1,linux-image-arm64,busybox-static
 
 # make_root DIRECTORY MMDEBSTRAP-ARGUMENTS...: makes the root once. It is built beside its final place and
 # moved there only when complete, so an interrupted run never leaves a half-made root that looks finished;
@@ -70,6 +70,16 @@ ensure_arm64_sysroot() {
     # swiftc -static-stdlib looks for the static runtime in usr/lib/swift_static; Debian puts it in libexec.
     [[ -e $arm64_sysroot/usr/lib/swift_static ]] || ln -s ../libexec/swift/lib/swift_static "$arm64_sysroot/usr/lib/swift_static"
     link_libgpiod_statically "$arm64_sysroot" aarch64-linux-gnu
+    # The extract variant runs no ldconfig: a library whose package ships no link named by its SONAME
+    # (libpicohttpparser1, which sid's libmosquitto1 loads) would not load when the binary runs under qemu-user
+    # for its manual pages.
+    local library soname
+    for library in "$arm64_sysroot"/usr/lib/aarch64-linux-gnu/lib*.so.*.*; do
+        [[ -L $library ]] && continue
+        soname=$(readelf -d "$library" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+        [[ -n $soname && ! -e ${library%/*}/$soname ]] && ln -s "${library##*/}" "${library%/*}/$soname"
+    done
+    return 0
 }
 
 # link_libgpiod_statically ROOT TRIPLET: a libgpiod.pc (in ROOT/usr/lib/lightorgan-pkgconfig) whose library

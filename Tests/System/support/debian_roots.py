@@ -54,7 +54,7 @@ def root(suite, arch, variant="minbase"):
 # publishes through them), iproute2 (its test network) and the package's Depends, so that `dpkg -i` installs it
 # there without a network.
 SYSTEMD_ROOT_PACKAGES = ("systemd-sysv,dbus,avahi-daemon,avahi-utils,openssl,adduser,libasound2,libavahi-client3,"
-                         "libyaml-0-2,iproute2")
+                         "libyaml-0-2,libmosquitto1,iproute2")
 
 
 def systemd_root():
