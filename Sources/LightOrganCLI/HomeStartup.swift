@@ -29,7 +29,7 @@ enum HomeStartup {
             id = made
         }
         let host = PublisherService.hostName()
-        let name = settings.receiver.name.isEmpty ? (host.isEmpty ? "lightorgan" : host) : settings.receiver.name
+        let name = PublisherService.receiverName(configured: settings.receiver.name)
         let hardware =
             (try? String(contentsOfFile: "/proc/device-tree/model", encoding: .utf8))
             .map { $0.filter { $0 != "\0" }.trimmingWhitespace() } ?? ""

@@ -68,7 +68,7 @@ enum PageStartup {
                 logger.warning("page: cannot rewrite \(pageFile) without the superseded values: \(error)")
             }
         }
-        let name = settings.receiver.name.isEmpty ? PublisherService.hostName() : settings.receiver.name
+        let name = PublisherService.receiverName(configured: settings.receiver.name)
         return ReceiverService.PageSetup(live: live, secret: secret, certificate: certificate, chip: chip, name: name)
     }
 

@@ -62,6 +62,11 @@ public final class MQTTClient: @unchecked Sendable {
     private let handle: OpaquePointer
     private let options: Options
     private let closed = Atomic<Bool>(false)
+    /// Between the broker's CONNACK and the connection's loss.
+    private let isConnected = Atomic<Bool>(false)
+    /// The library's last error line since a connection was last made (OpenSSL's reason for a TLS failure:
+    /// "certificate verify failed"), told with a TLS failure.
+    private let libraryError = Mutex<String?>(nil)
     /// Whether libmosquitto's thread runs, and the first connection's retries until it does.
     private let start = Mutex<(looping: Bool, retrying: Task<Void, Never>?)>((false, nil))
 
@@ -90,6 +95,10 @@ public final class MQTTClient: @unchecked Sendable {
         }
         mosquitto_disconnect_callback_set(handle) { _, object, code in
             MQTTClient.from(object)?.disconnected(code)
+        }
+        mosquitto_log_callback_set(handle) { _, object, level, line in
+            guard level & MOSQ_LOG_ERR != 0, let line, let client = MQTTClient.from(object) else { return }
+            client.libraryLogged(String(cString: line))
         }
         mosquitto_message_callback_set(handle) { _, object, message in
             guard let client = MQTTClient.from(object), let message else { return }
@@ -167,24 +176,40 @@ public final class MQTTClient: @unchecked Sendable {
         }
     }
 
+    /// An error line of the library's. A TLS handshake that fails (a certificate not trusted) ends no
+    /// connection, since none was made, so libmosquitto calls no callback and retries: the line is the only
+    /// word of it, and is told as the connection lost (the link tells each reason once).
+    private func libraryLogged(_ text: String) {
+        // "OpenSSL Error[0]: error:0A000086:SSL routines::certificate verify failed" → its last part.
+        let detail = String(text.split(separator: ":").last ?? "").trimmingWhitespace()
+        libraryError.withLock { $0 = detail }
+        if text.hasPrefix("OpenSSL Error"), !isConnected.load(ordering: .relaxed) {
+            continuation.yield(.disconnected("\(Self.describe(MOSQ_ERR_TLS.rawValue)) (\(detail))"))
+        }
+    }
+
     private func connected(_ code: CInt) {
+        isConnected.store(code == 0, ordering: .relaxed)
+        if code == 0 { libraryError.withLock { $0 = nil } }
         if code == 0 {
             continuation.yield(.connected)
         } else {
             // "Connection Refused: not authorised." → "not authorised"
-            var text = String(cString: mosquitto_connack_string(code))
-            if let colon = text.firstIndex(of: ":") {
-                text = String(text[text.index(after: colon)...]).trimmingWhitespace()
-            }
-            if text.hasSuffix(".") { text.removeLast() }
-            continuation.yield(.refused(text))
+            let text = String(cString: mosquitto_connack_string(code))
+            continuation.yield(.refused(Self.clause(String(text.split(separator: ":").last ?? ""))))
         }
     }
 
     private func disconnected(_ code: CInt) {
+        isConnected.store(false, ordering: .relaxed)
         // 0: asked for by close(); a refusal was told by the connect callback.
         guard code != 0, code != MOSQ_ERR_CONN_REFUSED.rawValue else { return }
-        continuation.yield(.disconnected(Self.describe(code)))
+        var why = Self.describe(code)
+        // A TLS failure's reason is in the library's last error line (kept until a connection is made).
+        if code == MOSQ_ERR_TLS.rawValue, let detail = libraryError.withLock({ $0 }), !detail.isEmpty {
+            why += " (\(detail))"
+        }
+        continuation.yield(.disconnected(why))
     }
 
     /// Subscribes to `topics` (QoS 1). Call it on each ``Event/connected``: the session is not kept.
@@ -195,6 +220,10 @@ public final class MQTTClient: @unchecked Sendable {
     /// Queues `payload` on `topic` (QoS 1); dropped when not connected (the state is sent again on connecting).
     public func publish(_ topic: String, _ payload: String, retain: Bool) {
         guard !closed.load(ordering: .relaxed) else { return }
+        queue(topic, payload, retain: retain)
+    }
+
+    private func queue(_ topic: String, _ payload: String, retain: Bool) {
         let bytes = Array(payload.utf8)
         mosquitto_publish(handle, nil, topic, CInt(bytes.count), bytes, 1, retain)
     }
@@ -202,10 +231,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// Publishes `goodbye` (retained) if connected, disconnects, stops the network thread and ends ``events``.
     public func close(goodbye: (topic: String, payload: String)? = nil) {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if let goodbye {
-            let bytes = Array(goodbye.payload.utf8)
-            mosquitto_publish(handle, nil, goodbye.topic, CInt(bytes.count), bytes, 1, true)
-        }
+        if let goodbye { queue(goodbye.topic, goodbye.payload, retain: true) }
         let looping = start.withLock { state -> Bool in
             state.retrying?.cancel()
             return state.looping
@@ -221,7 +247,12 @@ public final class MQTTClient: @unchecked Sendable {
     /// libmosquitto's words for `code`; for a system error, the system's.
     static func describe(_ code: CInt) -> String {
         if code == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)).lowercased() }
-        var text = String(cString: mosquitto_strerror(code))
+        return clause(String(cString: mosquitto_strerror(code)))
+    }
+
+    /// A library's sentence as a clause of ours: "Connection refused." → "connection refused".
+    static func clause(_ sentence: String) -> String {
+        var text = sentence.trimmingWhitespace()
         if text.hasSuffix(".") { text.removeLast() }
         return text.prefix(1).lowercased() + text.dropFirst()
     }

@@ -35,8 +35,9 @@ public final class HomeAssistantLink: Sendable {
     private struct State {
         var client: MQTTClient?
         var connected = false
-        /// What the last connection event was, so that a retry loop logs one line, not one per attempt.
-        var lastTrouble: String?
+        /// What the connection's troubles were since it was last made, so that a retry loop logs one line per
+        /// reason, not one per attempt (libmosquitto may tell one failure twice, from two callbacks).
+        var troublesTold: Set<String> = []
         var everConnected = false
         var reports: HomeReports
         var discovery: HomeAssistantDiscovery
@@ -80,14 +81,13 @@ public final class HomeAssistantLink: Sendable {
                 return
             }
         }
-        let address = "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        let address = MQTTBroker.address(host: host, port: port, tls: tls).description
         let client: MQTTClient
         do {
-            var options = MQTTClient.Options(
+            let options = MQTTClient.Options(
                 host: host, port: port, tls: tls, caFile: setup.settings.caFile.isEmpty ? nil : setup.settings.caFile,
                 username: setup.settings.username.isEmpty ? nil : setup.settings.username, password: password,
                 clientID: "lightorgan-\(setup.identity.id)", will: (topics.availability, "offline"))
-            options.keepalive = 30
             client = try MQTTClient(options)
         } catch {
             logger.error("mqtt: \(error); the receiver runs without MQTT")
@@ -164,7 +164,7 @@ public final class HomeAssistantLink: Sendable {
                 defer {
                     state.connected = true
                     state.everConnected = true
-                    state.lastTrouble = nil
+                    state.troublesTold = []
                     state.configsSent = false
                     state.reports.resend()
                 }
@@ -177,11 +177,10 @@ public final class HomeAssistantLink: Sendable {
             let refused = if case .refused = event { true } else { false }
             let line = state.withLock { state -> String? in
                 state.connected = false
-                guard state.lastTrouble != why else { return nil }
-                state.lastTrouble = why
+                guard state.troublesTold.insert(why).inserted else { return nil }
                 return refused
                     ? "mqtt: the broker at \(address) refused the connection: \(why)\(why.lowercased().contains("author") ? " (mqtt.username, mqtt.password_file)" : ""); retrying with back-off; the lights go on without it"
-                    : "mqtt: \(state.everConnected ? "lost" : "cannot reach") the broker at \(address): \(why); retrying with back-off; the lights go on without it"
+                    : "mqtt: \(state.everConnected ? "lost" : "cannot reach") the broker at \(address): \(why)\(why.contains("TLS") || why.contains("certificate") ? " (mqtt.ca_file: the certificate of the authority that signed the broker's)" : ""); retrying with back-off; the lights go on without it"
             }
             if let line { logger.warning("\(line)") }
         case .message(let topic, let payload):
@@ -241,6 +240,7 @@ public final class HomeAssistantLink: Sendable {
 
     /// Publishes what changed: the configs when they are not sent yet or their options changed, then the state.
     private func report() {
+        guard state.withLock({ $0.connected }) else { return }
         let snapshot = control.homeSnapshot()
         let (client, messages) = state.withLock { state -> (MQTTClient?, [HomeReports.Message]) in
             guard state.connected, let client = state.client else { return (nil, []) }

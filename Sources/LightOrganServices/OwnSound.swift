@@ -36,7 +36,7 @@ final class OwnSound: @unchecked Sendable {
     private let switchboard: LampSwitchboard
     private let logger: Logger
     private let queue: SoundQueue
-    private let state = Mutex<(playing: Bool, stopped: Bool, streams: Int)>((false, false, 0))
+    private let state = Mutex<(playing: Bool, stopped: Bool, streams: Int, failure: String?)>((false, false, 0, nil))
     /// Set when the reader (and the player) have ended: the input and the device are let go.
     private let ended = ThreadCondition()
     private var threadsRunning = 0
@@ -54,10 +54,12 @@ final class OwnSound: @unchecked Sendable {
         queue = SoundQueue(format: input.format)
     }
 
-    /// What the page and the status show: `AirPlay: playing`, `AirPlay: idle`, `line-in hw:1,0`.
+    /// What the page and the status show: `AirPlay: playing`, `AirPlay: idle`, `Snapcast: failed: snapclient
+    /// exited with status 1 three times within seconds of starting: …`.
     var status: String {
-        let playing = state.withLock { $0.playing }
-        return "\(input.label): \(playing ? "playing" : "idle")"
+        let (playing, failure) = state.withLock { ($0.playing, $0.failure) }
+        if let failure { return "\(input.label): failed: \(failure)" }
+        return "\(input.label): \(playing ? "playing" : "idle")\(input.details.map { " (\($0))" } ?? "")"
     }
 
     func start() {
@@ -108,6 +110,7 @@ final class OwnSound: @unchecked Sendable {
                     frames: blockFrames, timeoutMilliseconds: stream == nil ? 1_000 : Self.pauseMilliseconds)
             } catch {
                 logger.error("\(input.label): \(error); the receiver goes on without its own sound")
+                state.withLock { $0.failure = "\(error)" }
                 break
             }
             guard let block else {
@@ -144,7 +147,7 @@ final class OwnSound: @unchecked Sendable {
             })
         let pacer = SpeakerPacer(sampleRate: input.format.sampleRate, framesPerSecond: framesPerSecond, into: gate)
         pacer.start()
-        queue.begin(pacer: pacer)
+        queue.begin(pacer: pacer, scheduled: input.lastReadDueNanoseconds != nil)
         logger.info("\(input.label): playing\(number > 1 ? " (stream \(number))" : "")")
         return Stream(
             owner: self, pacer: pacer,
@@ -169,9 +172,10 @@ final class OwnSound: @unchecked Sendable {
     /// sample leaves the DAC (``SoundQueue/deviceReading(nextSample:queuedFrames:at:)``) and each
     /// frame is due then. (A delay after when the audio was made, guessed from when it arrived,
     /// failed: shairport-sync handed its first second over in bursts, and a frame lit the lamps
-    /// 0.8 s before its sound.) Without a player the pacing delay.
-    fileprivate func frameDelay() -> Int64 {
-        guard player != nil else { return pacesUnplayed ? Self.unplayedPacingNanoseconds : 0 }
+    /// 0.8 s before its sound.) Without a player, none for an input that says when its sound is
+    /// due (`scheduled`: Snapcast, whose clock the pacer then follows), else the pacing delay.
+    fileprivate func frameDelay(scheduled: Bool) -> Int64 {
+        guard player != nil else { return pacesUnplayed && !scheduled ? Self.unplayedPacingNanoseconds : 0 }
         return Int64(LightDelay.maximumMilliseconds) * 1_000_000
     }
 
@@ -194,8 +198,17 @@ final class OwnSound: @unchecked Sendable {
             let format = owner.input.format
             let channels = format.channels
             let frames = block.count / channels
-            if owner.player != nil { owner.queue.push(block, arrivedAt: now) }
-            pacer.observe(samples: consumed + frames, at: now)
+            // An input that hands its sound over ahead of time says when it is due: the block's end is due then
+            // plus its length, and that is the source's clock.
+            let due = owner.input.lastReadDueNanoseconds
+            let clock = due.map { $0 + Int64(frames) * 1_000_000_000 / Int64(format.sampleRate) } ?? now
+            if owner.player != nil { owner.queue.push(block, arrivedAt: clock, firstDue: due) }
+            pacer.observe(samples: consumed + frames, at: clock)
+            if let due, owner.player == nil {
+                // Nothing played here: each frame is due when the room hears its last sample, less the chain's
+                // own latency, as a played sound's frames are (``SoundQueue/deviceReading``).
+                pacer.hear(sample: consumed, at: due - Int64(LightDelay.chainLatencyMilliseconds) * 1_000_000)
+            }
             var offset = 0
             block.withUnsafeBufferPointer { samples in
                 while offset < frames {
@@ -208,7 +221,8 @@ final class OwnSound: @unchecked Sendable {
                     consumed += piece
                     guard consumed >= nextFrameAt else { continue }
                     pacer.add(
-                        analyzer.nextFrame(), endingAtSample: consumed, delayNanoseconds: owner.frameDelay(), now: now)
+                        analyzer.nextFrame(), endingAtSample: consumed,
+                        delayNanoseconds: owner.frameDelay(scheduled: due != nil), now: now)
                     frameIndex += 1
                     nextFrameAt = Int(Double(frameIndex) * format.sampleRate / Double(owner.framesPerSecond))
                 }
@@ -285,14 +299,16 @@ final class SoundQueue: @unchecked Sendable {
         case stopped
     }
 
-    func begin(pacer: SpeakerPacer) {
+    /// A stream starts; `scheduled`: its source's clock says when each sample is due to be heard, and the
+    /// player holds it to that (``PlaybackSync/heldLatencyNanoseconds`` 0).
+    func begin(pacer: SpeakerPacer, scheduled: Bool) {
         condition.withLock {
             self.pacer = pacer
             stream += 1
             samples.removeAll(keepingCapacity: true)
             head = 0
             (arrived, taken) = (0, 0)
-            sync = PlaybackSync(sampleRate: format.sampleRate)
+            sync = PlaybackSync(sampleRate: format.sampleRate, heldLatencyNanoseconds: scheduled ? 0 : nil)
             streaming = true
             primed = false
             endPending = false
@@ -317,9 +333,12 @@ final class SoundQueue: @unchecked Sendable {
         }
     }
 
-    func push(_ block: [Int16], arrivedAt now: Int64) {
+    /// Reader: `block` arrived; its end was made by `now` (the source's clock); `firstDue`: when its first
+    /// sample is due to be heard, for a source that says so.
+    func push(_ block: [Int16], arrivedAt now: Int64, firstDue: Int64? = nil) {
         condition.withLock {
             guard !playerGone else { return }
+            if let firstDue { sync.observeDue(sample: arrived, at: firstDue) }
             arrived += block.count / format.channels
             sync.observeArrival(samples: arrived, at: now)
             samples.append(contentsOf: block)
@@ -367,7 +386,14 @@ final class SoundQueue: @unchecked Sendable {
     func deviceReading(nextSample: Int, queuedFrames: Int?, at now: Int64) -> Int {
         guard let queuedFrames else { return 0 }
         return condition.withLock {
-            let correction = sync.observeDevice(nextSample: nextSample, queuedFrames: queuedFrames, at: now)
+            var correction = sync.observeDevice(nextSample: nextSample, queuedFrames: queuedFrames, at: now)
+            if correction < -1 {
+                // Late by more than a block holds: the samples next in the queue are dropped here.
+                let count = min(-correction, (samples.count - head) / format.channels)
+                head += count * format.channels
+                taken += count
+                correction = 0
+            }
             if takenFromStream == stream, let origin = sync.heardOrigin {
                 pacer?.hear(sample: 0, at: origin - Int64(LightDelay.chainLatencyMilliseconds) * 1_000_000)
             }

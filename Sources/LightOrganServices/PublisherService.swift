@@ -18,7 +18,7 @@ public struct PublisherService: Service {
     /// Publishes `name` (empty: this machine's host name) for `port` (the listener's bound port)
     /// and, when given, the page on `pagePort` (`_https._tcp`).
     public init(name: String, port: Int, pagePort: Int? = nil, logger: Logger) {
-        self.name = name.isEmpty ? ServiceName.defaultName(hostName: Self.hostName()) : name
+        self.name = Self.receiverName(configured: name)
         self.port = port
         self.pagePort = pagePort
         self.logger = logger
@@ -35,6 +35,12 @@ public struct PublisherService: Service {
         }
         try? await gracefulShutdown()
         publisher.close()
+    }
+
+    /// The receiver's name everywhere it shows (DNS-SD, AirPlay, Home Assistant, the page): `configured`
+    /// (`receiver.name`), or when that is empty this machine's short host name, or `lightorgan`.
+    public static func receiverName(configured: String) -> String {
+        configured.isEmpty ? ServiceName.defaultName(hostName: hostName()) : configured
     }
 
     /// This machine's host name (`raspberrypi`), empty when unknown or unset ("(none)", "localhost").

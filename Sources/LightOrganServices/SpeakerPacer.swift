@@ -7,7 +7,8 @@ import LightOrganOutput
 /// sends it: one wake-up per frame, at the pace the audio was made, however it was handed over.
 ///
 /// While the delay is 0 the capture thread sends each frame itself as it adds it (it is due at
-/// once) and this thread stays asleep. Frames are offered to the ``Gate`` with the timeline locked,
+/// once) and this thread stays asleep, unless the source's clock makes the frame due later (a
+/// Snapcast room hands its sound over ahead of time). Frames are offered to the ``Gate`` with the timeline locked,
 /// so the two threads never reorder them. A frame added with another delay than the one before
 /// wakes this thread, which takes its next due time from the new one: a delay that shrinks (a
 /// guess replaced by a reading) sends the frames at their new time, not at the old.
@@ -59,11 +60,10 @@ final class SpeakerPacer: @unchecked Sendable {
             let changed = timeline.delayNanoseconds != delayNanoseconds
             timeline.delayNanoseconds = delayNanoseconds
             timeline.add(frame, endingAtSample: endSample)
-            if delayNanoseconds == 0 {
-                if let due = timeline.takeDue(now: now) { gate.offer(due) }
-            } else if isWaiting || (changed && isSleeping) {
-                condition.signal()
-            }
+            if delayNanoseconds == 0, let due = timeline.takeDue(now: now) { gate.offer(due) }
+            // A frame still waits (delayed, or due later by its source's own clock: a Snapcast room's): the
+            // pacer thread sleeps until it is due.
+            if timeline.nextDue != nil, isWaiting || (changed && isSleeping) { condition.signal() }
         }
     }
 

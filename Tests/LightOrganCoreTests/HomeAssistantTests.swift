@@ -67,7 +67,10 @@ struct HomeAssistantTests {
         #expect(light["color_mode"] as? Bool == true, "Home Assistant 2024.3 refuses the light without it")
         #expect(light["name"] is NSNull, "the light is the device: no name of its own")
         let sound = try Self.object(configs[1].payload)
-        #expect(sound["options"] as? [String] == ["network", "airplay", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify"])
+        #expect(
+            sound["options"] as? [String] == [
+                "network", "airplay", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
+            ])
         let bass = try Self.object(configs[5].payload)
         #expect(bass["value_template"] as? String == "{{ value_json.bass }}")
         #expect(bass["unit_of_measurement"] as? String == "%")

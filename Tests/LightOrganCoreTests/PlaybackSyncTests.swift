@@ -162,4 +162,94 @@ struct PlaybackSyncTests {
         PlaybackSync.stuff(&single, channels: 2, correction: 1)
         #expect(single == [5, 5])
     }
+
+    @Test("a larger correction puts silence first or drops the block's first frames")
+    func stuffingWhole() {
+        var block: [Int16] = [1, 1, 2, 2]
+        PlaybackSync.stuff(&block, channels: 2, correction: 3)
+        #expect(block == [0, 0, 0, 0, 0, 0, 1, 1, 2, 2])
+        PlaybackSync.stuff(&block, channels: 2, correction: -4)
+        #expect(block == [2, 2])
+        PlaybackSync.stuff(&block, channels: 2, correction: -9)
+        #expect(block.isEmpty)
+    }
+
+    /// A Snapcast room: the source's clock says when each sample is due to be heard (sample k arrives at
+    /// start + k / rate and is due `lead` later), and the player holds latency 0. It writes 10 ms blocks from
+    /// `firstWrite` after the start into a device that plays 10 ms each step; from step `moreDelayAt` on the
+    /// device holds (and reports) 100 ms more. Returns, for each write, how far from due its first sample is
+    /// heard, nanoseconds (negative: early), and every correction returned.
+    static func playScheduled(
+        seconds: Int, lead: Int64, firstWrite: Int64, moreDelayAt: Int? = nil
+    ) -> (misses: [Int64], corrections: [Int]) {
+        let rate = 48_000.0
+        let period = 480
+        let start: Int64 = 1_000_000_000_000
+        func nanoseconds(_ frames: Int) -> Int64 { Int64((Double(frames) * 1e9 / rate).rounded()) }
+        func due(_ sample: Int) -> Int64 { start + lead + nanoseconds(sample) }
+        var sync = PlaybackSync(sampleRate: rate, heldLatencyNanoseconds: 0)
+        var (misses, corrections): ([Int64], [Int]) = ([], [])
+        var (taken, queued, extra, correction) = (0, 0, 0, 0)
+        var now = start + firstWrite
+        for step in 0..<seconds * 100 {
+            if step == moreDelayAt { extra = 4_800 }
+            let arrived = Int(Double(now - start) * rate / 1e9)
+            sync.observeDue(sample: arrived, at: due(arrived))
+            sync.observeArrival(samples: arrived, at: due(arrived))
+            var (silence, written) = (0, period)
+            if correction > 1 {
+                silence = correction
+            } else if correction < -1 {
+                taken -= correction  // dropped from the queue before this write
+            } else {
+                written += correction
+            }
+            misses.append(now + nanoseconds(queued + extra + silence) - due(taken))
+            queued += silence + written
+            taken += period
+            correction = sync.observeDevice(nextSample: taken, queuedFrames: queued + extra, at: now)
+            corrections.append(correction)
+            now += 10_000_000
+            queued = max(0, queued - period)
+        }
+        return (misses, corrections)
+    }
+
+    @Test("a Snapcast room starting 100 ms early puts in the silence at once and is heard when due")
+    func scheduledStart() {
+        let (misses, corrections) = Self.playScheduled(seconds: 10, lead: 300_000_000, firstWrite: 200_000_000)
+        #expect(misses.first! < -90_000_000)
+        #expect(corrections.filter { $0 > 1 }.count == 1, "\(corrections.filter { abs($0) > 1 })")
+        let settled = misses.dropFirst(50)
+        #expect(settled.allSatisfy { abs($0) <= 1_500_000 }, "\(settled.min()! / 1000) … \(settled.max()! / 1000) µs")
+    }
+
+    @Test("a Snapcast room whose device holds 100 ms more drops that much at once and is heard when due again")
+    func scheduledDeviceStep() {
+        let (misses, corrections) = Self.playScheduled(
+            seconds: 10, lead: 300_000_000, firstWrite: 200_000_000, moreDelayAt: 500)
+        #expect(misses[500] > 90_000_000)
+        #expect(corrections[500...].filter { $0 < -1 }.count == 1, "\(corrections.filter { abs($0) > 1 })")
+        let settled = misses.dropFirst(550)
+        #expect(settled.allSatisfy { abs($0) <= 1_500_000 }, "\(settled.min()! / 1000) … \(settled.max()! / 1000) µs")
+    }
+
+    @Test("a source that says when its blocks are due: a sample is due from the block it is in, across a jump")
+    func dueTimes() {
+        var times = DueTimes(sampleRate: 48_000)
+        #expect(times.due(ofSample: 0) == nil)
+        times.record(sample: 0, due: 1_000_000_000)
+        times.record(sample: 2_400, due: 1_050_000_000)
+        // The client repeated 40 ms: the next block is due 40 ms later than the count says.
+        times.record(sample: 4_800, due: 1_140_000_000)
+        #expect(times.due(ofSample: 480) == 1_010_000_000)
+        #expect(times.due(ofSample: 2_400 + 480) == 1_060_000_000)
+        #expect(times.due(ofSample: 4_800 + 48) == 1_141_000_000)
+        for block in 3..<(3 + DueTimes.capacity) {
+            times.record(sample: block * 2_400, due: 1_040_000_000 + Int64(block) * 50_000_000)
+        }
+        // Older than every anchor kept: from the oldest kept (block 3, due 1.19 s; sample 0 is 150 ms before).
+        let expected: Int64 = 1_040_000_000
+        #expect(times.due(ofSample: 0) == expected)
+    }
 }

@@ -30,6 +30,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from support import boot_counts, caches  # noqa: E402
+from support.avahi import AvahiHost  # noqa: E402
 from support.beside import Beside  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
@@ -37,8 +38,10 @@ from support.processes import Spawner  # noqa: E402
 
 # Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
 # instance each for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py; the release channel's
-# repositories and roots; the recording the page's tests play; the frames sender of the strip's page tests.
-pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.page_music", "support.pixel_row"]
+# repositories and roots; the recording the page's tests play; the frames sender of the strip's page tests; the
+# signals the own sound's and the rooms' tests play.
+pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.page_music", "support.pixel_row",
+                  "support.sound_signals"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # scripts/test's one build (scripts/lib/prepare.sh's `tested`): optimized, testable, with the tests.
@@ -51,7 +54,8 @@ PACKAGES = {
     "browser": ["chromium", "chromium-driver", "webkit2gtk-driver", "xvfb", "firefox-esr", "pulseaudio"],
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
-    "mqtt": ["mosquitto", "mosquitto-clients"],
+    "mqtt": ["mosquitto", "mosquitto-clients", "openssl"],
+    "snapcast": ["snapserver", "snapclient"],
     # The receiver as an AirPlay speaker (test_own_sound.py): Debian's shairport-sync, its mDNS through Avahi,
     # and ALSA's pulse plugin to play into a PulseAudio sink.
     "airplay": ["shairport-sync", "avahi-daemon", "avahi-utils", "dbus", "libasound2-plugins", "pulseaudio",
@@ -351,6 +355,30 @@ def netns():
     """The test in a network namespace of its own (lo only), and back in the machine's after it."""
     with private_network() as holder:
         yield holder
+
+
+@pytest.fixture
+def new_host(netns, spawn, tmp_path):
+    """new_host(host_name, bus=True, avahi=True, publish_addresses=True): an AvahiHost in the test's
+    network namespace, with its system bus and avahi-daemon running as asked. At the end of the test
+    the test's processes are stopped first, then every host's daemons, then its namespace."""
+    made = []
+
+    def make(host_name="lightorgan-test", bus=True, avahi=True, publish_addresses=True):
+        host = AvahiHost(str(tmp_path), host_name, publish_addresses)
+        made.append(host)
+        if bus:
+            host.start_bus()
+        if avahi:
+            host.start_avahi()
+        return host
+
+    try:
+        yield make
+    finally:
+        spawn.stop_all()
+        for host in reversed(made):
+            host.close()
 
 
 @pytest.fixture

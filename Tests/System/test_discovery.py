@@ -14,7 +14,6 @@ import time
 
 import pytest
 
-from support.avahi import AvahiHost
 from support.processes import applied, wait_for
 
 pytestmark = [pytest.mark.discovery]
@@ -40,30 +39,6 @@ def listening_port(process):
 def discover(lightorgan, host, *extra):
     """`lightorgan discover EXTRA` on `host`: (exit status, stdout, stderr)."""
     return host.run([lightorgan, "discover", *extra], timeout=30)
-
-
-@pytest.fixture
-def new_host(netns, spawn, tmp_path):
-    """new_host(host_name, bus=True, avahi=True, publish_addresses=True): an AvahiHost in the test's
-    network namespace, with its system bus and avahi-daemon running as asked. At the end of the test
-    the test's processes are stopped first, then every host's daemons, then its namespace."""
-    made = []
-
-    def make(host_name="lightorgan-test", bus=True, avahi=True, publish_addresses=True):
-        host = AvahiHost(str(tmp_path), host_name, publish_addresses)
-        made.append(host)
-        if bus:
-            host.start_bus()
-        if avahi:
-            host.start_avahi()
-        return host
-
-    try:
-        yield make
-    finally:
-        spawn.stop_all()
-        for host in reversed(made):
-            host.close()
 
 
 @pytest.fixture

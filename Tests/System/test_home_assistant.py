@@ -3,7 +3,8 @@ test on a port of its own, on the test's side of the page host's veth): the reta
 Home Assistant's schema requires for each platform; availability follows the receiver through its last will (kill -9)
 and restarts; Home Assistant's `online` brings the configs again; commands change the receiver exactly as its page
 does (and the page shows them; a change on the page shows on the broker); bad payloads change nothing; a broker that
-is missing, refuses the credentials or restarts costs one line and never a lamp."""
+is missing, refuses the credentials or restarts costs one line and never a lamp; over TLS the receiver trusts
+mqtt.ca_file (and without it names that setting); `auto` finds the broker that DNS-SD announces (a real avahi-daemon)."""
 import json
 import os
 import time
@@ -265,6 +266,54 @@ def test_refused_credentials_cost_a_line_never_show_the_password_and_never_a_lam
         check("once, whatever the retries", process.log().count("refused the connection") == 1)
         check("the password is never in the log", "wrong-password" not in process.log())
     finally:
+        broker.stop()
+
+
+def test_over_tls_the_receiver_trusts_mqtt_ca_file_and_without_it_says_which_setting(page_host, spawn, check,
+                                                                                     tmp_path):
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    broker = Broker(str(folder), host=page_host.peer.test_address, tls=True)
+    try:
+        process, _ = receiver(page_host, broker, "untrusting")
+        counter_sender(spawn, "sender", page_host)
+        check("the broker's authority is not the system's: one line says the certificate failed and names "
+              "mqtt.ca_file", wait_for(lambda: "certificate verify failed" in process.log()
+                                       and "mqtt.ca_file" in process.log(), 10), process.log()[-1500:])
+        check("the lamps follow the sender all the same",
+              wait_for(lambda: any(sum(level) for level in levels(process, 0)), 10))
+        time.sleep(3)
+        check("once, whatever the retries", process.log().count("certificate verify failed") == 1,
+              process.log()[-1500:])
+        check("nothing reached the broker in the clear", not broker.retained(f"{PREFIX}/#"))
+        process.stop()
+        spawn.processes[-1].stop()  # the sender
+        trusting, _ = receiver(page_host, broker, "trusting", env={"LIGHTORGAN_MQTT_CA_FILE": broker.ca_file})
+        check("with mqtt.ca_file: connected over TLS, online", online(broker), trusting.log()[-1500:])
+        check("the configs too", wait_for(lambda: len(configs(broker)) == 9, 5))
+        check("the log names mqtts://", f"connected to mqtts://{broker.host}:{broker.port}" in trusting.log(),
+              trusting.log()[-800:])
+    finally:
+        broker.stop()
+
+
+@pytest.mark.discovery
+def test_with_broker_auto_the_receiver_finds_the_broker_dns_sd_announces(new_host, spawn, check, tmp_path):
+    host = new_host("home-server")
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    broker = Broker(str(folder), host="127.0.0.1", wrapper=host.wrapper)
+    try:
+        process = spawn("receiver", "receive", "--port", "0", "--output", "stdout", "--stats-interval", "0",
+                        "--name", "Living room", wrapper=host.wrapper, env={"LIGHTORGAN_MQTT_BROKER": "auto"})
+        check("no broker announced yet: one line says the receiver looks on", wait_for(
+            lambda: "no broker announces itself" in process.log(), 15), process.log()[-1500:])
+        spawn.command("announce", [*host.wrapper, "avahi-publish", "-s", "Mosquitto", "_mqtt._tcp", str(broker.port)])
+        check("announced: found and connected, online", online(broker, timeout=20), process.log()[-1500:])
+        check("the log says which broker it found",
+              "found the broker" in process.log() and f":{broker.port}" in process.log(), process.log()[-800:])
+    finally:
+        spawn.stop_all()
         broker.stop()
 
 

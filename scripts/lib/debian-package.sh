@@ -267,7 +267,7 @@ Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
 Depends: $depends
 Recommends: avahi-daemon
-Suggests: pulseaudio-utils, libpulse0, shairport-sync
+Suggests: pulseaudio-utils, libpulse0, shairport-sync, snapclient
 Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional

@@ -29,4 +29,20 @@ public enum ServiceName {
         let short = hostName.split(separator: ".").first.map(String.init) ?? ""
         return short.isEmpty ? "lightorgan" : String(short.utf8.prefix(maximumLength)) ?? "lightorgan"
     }
+
+    /// `name` as an identifier other programs take (an MQTT topic level, a Snapcast client id): letters, digits,
+    /// `-` and `_` kept (lowercased), any run of other characters one `-`; `receiver` when nothing is left.
+    /// "Living room" → `living-room`.
+    public static func slug(_ name: String) -> String {
+        var slug = ""
+        for scalar in name.lowercased().unicodeScalars {
+            if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" {
+                slug.unicodeScalars.append(scalar)
+            } else if !slug.isEmpty, !slug.hasSuffix("-") {
+                slug += "-"
+            }
+        }
+        while slug.hasSuffix("-") { slug.removeLast() }
+        return slug.isEmpty ? "receiver" : slug
+    }
 }

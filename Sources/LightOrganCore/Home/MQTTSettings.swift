@@ -92,18 +92,8 @@ public enum MQTTTopic {
             }
     }
 
-    /// `lightorgan/` and `name` as one topic level: letters, digits, `-` and `_` kept (lowercased), any run of
-    /// other characters one `-`; `receiver` when nothing is left.
+    /// `lightorgan/` and `name` as one topic level (``ServiceName/slug(_:)``).
     public static func defaultBase(name: String) -> String {
-        var level = ""
-        for scalar in name.lowercased().unicodeScalars {
-            if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_" {
-                level.unicodeScalars.append(scalar)
-            } else if !level.isEmpty, !level.hasSuffix("-") {
-                level += "-"
-            }
-        }
-        while level.hasSuffix("-") { level.removeLast() }
-        return "lightorgan/" + (level.isEmpty ? "receiver" : level)
+        "lightorgan/" + ServiceName.slug(name)
     }
 }

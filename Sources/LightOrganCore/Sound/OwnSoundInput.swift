@@ -15,6 +15,17 @@ public protocol OwnSoundInput: AnyObject, Sendable {
     func read(frames: Int, timeoutMilliseconds: Int) throws -> [Int16]?
     /// Ends the input from any thread: a read waiting returns the end, and later reads too.
     func close()
+    /// For an input that hands its sound over ahead of the time it is to be heard (a Snapcast client): when the
+    /// first sample of the last block read is due to leave the speakers, monotonic nanoseconds. Nil for one that
+    /// hands it over as it is made (the default). Read by the thread that reads, right after ``read(frames:timeoutMilliseconds:)``.
+    var lastReadDueNanoseconds: Int64? { get }
+    /// What the status adds after `playing` or `idle` (`server 192.168.1.5, its clock +3.2 ms`); nil: nothing.
+    var details: String? { get }
+}
+
+extension OwnSoundInput {
+    public var lastReadDueNanoseconds: Int64? { nil }
+    public var details: String? { nil }
 }
 
 /// Where the receiver plays its own sound (`receiver.play`): an ALSA playback device.
@@ -30,4 +41,28 @@ public protocol SoundPlayer: AnyObject, Sendable {
     func finishStream()
     /// Underruns recovered while a stream played.
     var underruns: Int { get }
+}
+
+/// The sound `receiver.sound` names when it could not be opened (its program missing, its device absent): the
+/// first read throws why, so the receiver logs it once and the status says `Snapcast: failed: …` rather than
+/// nothing.
+public final class UnopenedSoundInput: OwnSoundInput, Sendable {
+    public let format = AudioFormat(sampleRate: 48_000, channels: 2)
+    public let label: String
+    /// Why it could not be opened, one line that says what to do.
+    public let reason: String
+
+    public init(label: String, reason: String) {
+        (self.label, self.reason) = (label, reason)
+    }
+
+    public func read(frames: Int, timeoutMilliseconds: Int) throws -> [Int16]? {
+        throw UnopenedSound(description: reason)
+    }
+
+    public func close() {}
+
+    private struct UnopenedSound: Error, CustomStringConvertible {
+        let description: String
+    }
 }

@@ -15,6 +15,12 @@
 /// The device's delay is only followed, never corrected: a device that reports another delay (a
 /// sound server that has just timed its far end) moves the lamps with it, not the sound.
 ///
+/// A source whose clock says when each sample is *due* to be heard (a Snapcast room: the server's
+/// time, less the room's latency) gives the latency to hold, ``heldLatencyNanoseconds`` (0: heard
+/// when due): then the target wait is that less the device's delay, from the first reading, and a
+/// stray over ``jumpNanoseconds`` (the stream's start, a stall) is put right at once, by silence
+/// inserted or samples dropped, rather than a frame a block.
+///
 /// Times are monotonic nanoseconds. Pure logic with the time passed in; memory is fixed.
 public struct PlaybackSync: Sendable {
     /// Sample frames per second of the source and the device.
@@ -25,6 +31,13 @@ public struct PlaybackSync: Sendable {
     public static let toleranceNanoseconds: Int64 = 1_000_000
     /// The time constant of the readings' smoothing, nanoseconds.
     public static let smoothingNanoseconds: Int64 = 200_000_000
+    /// With a held latency, a stray beyond this is put right in one step, nanoseconds.
+    public static let jumpNanoseconds: Int64 = 20_000_000
+    /// The latency to hold from the first reading, nanoseconds; nil: the one the stream settled on.
+    public let heldLatencyNanoseconds: Int64?
+    /// With a held latency: when each sample is due, as the source says (``observeDue(sample:at:)``), in place
+    /// of ``source``'s estimate.
+    public private(set) var dueTimes: DueTimes
 
     /// When the source made its samples.
     public private(set) var source: AudioClock
@@ -45,9 +58,11 @@ public struct PlaybackSync: Sendable {
     private var firstReading: Int64?
     private var lastReading: Int64?
 
-    public init(sampleRate: Double) {
+    public init(sampleRate: Double, heldLatencyNanoseconds: Int64? = nil) {
         self.sampleRate = sampleRate
+        self.heldLatencyNanoseconds = heldLatencyNanoseconds
         source = AudioClock(sampleRate: sampleRate)
+        dueTimes = DueTimes(sampleRate: sampleRate)
     }
 
     /// From a sample being made to it leaving the DAC: the wait held (or seen, before it is held)
@@ -62,11 +77,20 @@ public struct PlaybackSync: Sendable {
         source.observe(samples: samples, at: nanoseconds)
     }
 
+    /// Reader, for a source that says when its sound is due (with a held latency): sample frame `sample`, the
+    /// first of a block, is due at `nanoseconds`.
+    public mutating func observeDue(sample: Int, at nanoseconds: Int64) {
+        dueTimes.record(sample: sample, due: nanoseconds)
+    }
+
     /// Player, after a write: the device held `queuedFrames` frames not yet heard at `now`, and the
     /// next frame it will be given is the source's sample frame `nextSample`. Returns the correction
-    /// for the next block: −1 (one frame fewer), +1 (one more) or 0.
+    /// for the next block: −1 (one frame fewer), +1 (one more) or 0; with a held latency, a stray
+    /// over ``jumpNanoseconds`` is returned whole: −n (drop the next n frames), +n (n frames of
+    /// silence first).
     public mutating func observeDevice(nextSample: Int, queuedFrames: Int, at now: Int64) -> Int {
-        guard let made = source.nanoseconds(atSample: nextSample) else { return 0 }
+        let said = heldLatencyNanoseconds != nil ? dueTimes.due(ofSample: nextSample) : nil
+        guard let made = said ?? source.nanoseconds(atSample: nextSample) else { return 0 }
         let wait = now - made
         let device = source.duration(ofSamples: max(0, queuedFrames))
         let origin = now + device - source.duration(ofSamples: nextSample)
@@ -83,6 +107,21 @@ public struct PlaybackSync: Sendable {
         }
         lastReading = now
         guard let smoothed = waitNanoseconds, let first = firstReading else { return 0 }
+        if let held = heldLatencyNanoseconds, let smoothedDevice = deviceNanoseconds {
+            targetWaitNanoseconds = held - smoothedDevice
+            // This reading's own latency decides a jump: a write made late finds the device as much emptier,
+            // so their sum holds, and a device that holds more is seen at once, not as the smoothing follows.
+            let stray = wait + device - held
+            if abs(stray) > Self.jumpNanoseconds {
+                let frames = Int((Double(stray) * sampleRate / 1e9).rounded())
+                // The samples after it are written that much sooner (dropped) or later (silence).
+                let shift = source.duration(ofSamples: abs(frames)) * (frames > 0 ? -1 : 1)
+                (waitNanoseconds, deviceNanoseconds, heardOrigin) = (wait + shift, device, origin + shift)
+                targetWaitNanoseconds = held - device
+                if frames > 0 { dropped += frames } else { inserted -= frames }
+                return -frames
+            }
+        }
         if targetWaitNanoseconds == nil, now - first >= Self.settleNanoseconds { targetWaitNanoseconds = smoothed }
         guard let target = targetWaitNanoseconds else { return 0 }
         if smoothed > target + Self.toleranceNanoseconds {
@@ -104,9 +143,18 @@ public struct PlaybackSync: Sendable {
     }
 
     /// Applies a correction to a block of interleaved 16-bit sample frames: −1 replaces the two
-    /// frames in its middle by their average, +1 inserts their average between them. Blocks of
-    /// fewer than 2 frames stay as they are.
+    /// frames in its middle by their average, +1 inserts their average between them; +n puts n
+    /// frames of silence before it, −n drops its first n frames (all of it when it holds fewer).
+    /// Blocks of fewer than 2 frames stay as they are for ±1.
     public static func stuff(_ samples: inout [Int16], channels: Int, correction: Int) {
+        if correction > 1 {
+            samples.insert(contentsOf: repeatElement(0, count: correction * channels), at: 0)
+            return
+        }
+        if correction < -1 {
+            samples.removeFirst(min(samples.count, -correction * channels))
+            return
+        }
         let frames = samples.count / channels
         guard correction != 0, frames >= 2 else { return }
         let middle = frames / 2 - 1

@@ -1,7 +1,8 @@
 /// Where the receiver's own levels come from besides network senders and the page
 /// (`receiver.sound`).
 ///
-/// Written in settings as: `network` (none of its own: the default); `airplay`; `pipe:PATH` (an
+/// Written in settings as: `network` (none of its own: the default); `airplay`; `snapcast` or
+/// `snapcast://HOST[:PORT]`; `pipe:PATH` (an
 /// absolute path); `alsa:NAME` (any ALSA capture PCM by name), or an ALSA name written as is when it
 /// looks like one (`hw:1,0`, `plughw:CARD=Device,DEV=0`, `default`, `sysdefault:…`, `dsnoop:…`).
 public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
@@ -10,6 +11,11 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
     /// The receiver is an AirPlay speaker: `shairport-sync` runs as its child and hands over its
     /// audio, which is played on `receiver.play` and analysed.
     case airplay
+    /// The receiver is one room of a Snapcast house: Debian's `snapclient` runs as its child, joined to
+    /// `server` (nil: the server the local network announces by DNS-SD, `_snapcast._tcp`), and hands over the
+    /// room's share of the sound ahead of the server's time, which is played on `receiver.play` and analysed.
+    /// The endpoint's port is nil for Snapcast's own, ``snapcastPort``.
+    case snapcast(server: Endpoint?)
     /// Raw S16LE 44.1 kHz stereo PCM from a FIFO the receiver makes at `path` (librespot's and
     /// shairport-sync's pipe backends), played and analysed.
     case pipe(path: String)
@@ -18,7 +24,10 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
 
     /// What the setting allows, for messages.
     public static let allowed =
-        "network, airplay, pipe:/absolute/path (a FIFO), or an ALSA capture device (hw:1,0, plughw:1,0, default, alsa:NAME)"
+        "network, airplay, snapcast (the server DNS-SD finds) or snapcast://HOST[:PORT] (1704), pipe:/absolute/path (a FIFO), or an ALSA capture device (hw:1,0, plughw:1,0, default, alsa:NAME)"
+
+    /// The TCP port of a Snapcast server's audio stream when the setting names none.
+    public static let snapcastPort = 1704
 
     /// Words that begin an ALSA PCM name written without `alsa:`.
     static let alsaPrefixes = ["hw:", "plughw:", "sysdefault:", "dsnoop:", "default:", "front:", "plug:", "dmix:"]
@@ -33,6 +42,13 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
             self = .network
         } else if lowered == "airplay" {
             self = .airplay
+        } else if lowered == "snapcast" {
+            self = .snapcast(server: nil)
+        } else if lowered.hasPrefix("snapcast://") {
+            var rest = String(text.dropFirst("snapcast://".count))
+            if rest.hasSuffix("/") { rest.removeLast() }
+            guard !rest.contains("/"), !rest.contains("@"), let server = Endpoint(parsing: rest) else { return nil }
+            self = .snapcast(server: server)
         } else if lowered.hasPrefix("pipe:") {
             let path = String(text.dropFirst("pipe:".count))
             guard path.hasPrefix("/"), path.count > 1, !path.hasSuffix("/"),
@@ -58,6 +74,7 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .network: "network"
         case .airplay: "airplay"
+        case .snapcast(let server): server.map { "snapcast://\($0)" } ?? "snapcast"
         case .pipe(let path): "pipe:\(path)"
         case .capture(let device):
             Self.alsaNames.contains(device.lowercased())
@@ -66,11 +83,24 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Whether the receiver plays this sound itself (on `receiver.play`): AirPlay and pipes are
-    /// heard nowhere else; a microphone hears the room, which is playing already.
+    /// What the page and the log call this sound (as its input does): `AirPlay`, `Snapcast`,
+    /// `pipe /run/lightorgan/spotify`, `line-in hw:1,0`; empty for `network`.
+    public var label: String {
+        switch self {
+        case .network: ""
+        case .airplay: "AirPlay"
+        case .snapcast: "Snapcast"
+        case .pipe(let path): "pipe \(path)"
+        case .capture(let device): "line-in \(device)"
+        }
+    }
+
+    /// Whether the receiver plays this sound itself (on `receiver.play`): AirPlay, Snapcast and pipes are
+    /// heard nowhere else (a lights-only room of a Snapcast house says `receiver.play: none`); a microphone
+    /// hears the room, which is playing already.
     public var isPlayed: Bool {
         switch self {
-        case .airplay, .pipe: true
+        case .airplay, .snapcast, .pipe: true
         case .network, .capture: false
         }
     }

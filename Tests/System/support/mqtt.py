@@ -1,8 +1,8 @@
 """A real Mosquitto broker (Debian's `mosquitto`, started by the test on a port of its own) and its own clients
 (`mosquitto_sub`, `mosquitto_pub` from mosquitto-clients), for the receiver's link to Home Assistant.
 
-The broker listens on one address of the test's namespace, anonymous or with a password file of its own; it logs
-to its folder. `Broker.messages(...)` starts a subscriber whose every message is a line "UNIX-TIME TOPIC RETAINED
+The broker listens on one address of the test's namespace, anonymous or with a password file of its own, in the
+clear or over TLS with a certificate of a test authority made here with openssl (`ca_file`); it logs to its folder. `Broker.messages(...)` starts a subscriber whose every message is a line "UNIX-TIME TOPIC RETAINED
 PAYLOAD" (tab-separated: mosquitto_sub -F), read back as `Message`s."""
 import collections
 import os
@@ -17,10 +17,11 @@ FORMAT = "%U\t%t\t%r\t%p"
 
 
 class Broker:
-    def __init__(self, folder, host="127.0.0.1", port=None, users=None, wrapper=()):
+    def __init__(self, folder, host="127.0.0.1", port=None, users=None, wrapper=(), tls=False):
         """`users`: {name: password} for a broker that refuses anonymous clients; `wrapper`: the command the
-        broker and its clients run through (a namespace's)."""
-        self.folder, self.host, self.wrapper = folder, host, list(wrapper)
+        broker and its clients run through (a namespace's); `tls`: mqtts:// only, its certificate (for `host`)
+        signed by an authority of the test's (`ca_file`)."""
+        self.folder, self.host, self.wrapper, self.tls = folder, host, list(wrapper), tls
         self.port = port or free_port(host)
         self.users = users or {}
         self.conf = os.path.join(folder, "mosquitto.conf")
@@ -35,6 +36,10 @@ class Broker:
             lines += ["allow_anonymous false", f"password_file {passwords}"]
         else:
             lines.append("allow_anonymous true")
+        self.ca_file = None
+        if tls:
+            self.ca_file, certificate, key = _authority_and_certificate(folder, host)
+            lines += [f"cafile {self.ca_file}", f"certfile {certificate}", f"keyfile {key}"]
         with open(self.conf, "w") as conf:
             conf.write("\n".join(lines) + "\n")
         self.process, self.starts = None, 0
@@ -42,7 +47,7 @@ class Broker:
 
     @property
     def url(self):
-        return f"mqtt://{self.host}:{self.port}"
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
 
     def start(self):
         """Starts the broker (again, on the same port) and waits until it accepts connections."""
@@ -71,7 +76,7 @@ class Broker:
             return ""
 
     def _client(self, user):
-        arguments = ["-h", self.host, "-p", str(self.port)]
+        arguments = ["-h", self.host, "-p", str(self.port), *(["--cafile", self.ca_file] if self.tls else [])]
         if user:
             arguments += ["-u", user, "-P", self.users[user]]
         return arguments
@@ -120,3 +125,21 @@ def _parse(text):
         if len(parts) == 4:
             messages.append(Message(float(parts[0]), parts[1], parts[2] == "1", parts[3]))
     return messages
+
+
+def _authority_and_certificate(folder, host):
+    """A test certificate authority and the broker's certificate for `host` (an address: its IP in subjectAltName,
+    which libmosquitto checks), both made with openssl; (CA file, certificate, key)."""
+    ca_key, ca_file = os.path.join(folder, "ca.key"), os.path.join(folder, "ca.pem")
+    key, request, certificate = (os.path.join(folder, name) for name in ("broker.key", "broker.csr", "broker.pem"))
+    run = lambda *command: subprocess.run(["openssl", *command], check=True, capture_output=True, timeout=30)
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+        "-subj", "/CN=lightorgan test authority", "-keyout", ca_key, "-out", ca_file)
+    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", f"/CN={host}",
+        "-keyout", key, "-out", request)
+    extensions = os.path.join(folder, "broker.ext")
+    with open(extensions, "w") as file:
+        file.write(f"subjectAltName=IP:{host}\nbasicConstraints=CA:FALSE\n")
+    run("x509", "-req", "-in", request, "-CA", ca_file, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+        "-extfile", extensions, "-out", certificate)
+    return ca_file, certificate, key

@@ -1,0 +1,174 @@
+"""Every room in step on Snapcast (receiver.sound: snapcast): a real Debian `snapserver` with a pipe source written
+in real time (support/snapcast.py), receivers joined to it through Debian's `snapclient` as their child, and the
+stock `snapclient` as a room whose handed-over sound is the reference: when its file player hands a block over,
+the block is due to be heard 10 ms later, in every room.
+
+Each test runs in a network namespace of its own (lo only), its server on free ports there.
+"""
+import os
+import statistics
+import sys
+import time
+
+import pytest
+
+from support.browser import open_page, page_status
+from support.processes import wait_for
+from support.snapcast import SnapServer, heard_onsets, stock_client
+from support.sound_timing import rises
+
+pytestmark = pytest.mark.snapcast
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WRITER = os.path.join(HERE, "support", "paced_writer.py")
+LEVEL = {"LIGHTORGAN_ANALYSIS_RESPONSE": "level", "LIGHTORGAN_PAGE_ENABLED": "false"}
+
+
+@pytest.fixture
+def server(netns, tmp_path):
+    started = SnapServer(str(tmp_path))
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def room(spawn, name, server, *extra, env=None):
+    """A receiver that is the room `name` of `server`'s house, showing its frames on stdout."""
+    return spawn(f"room-{name.lower()}", "receive", "--bind", "127.0.0.1", "--port", "0", "--output", "stdout",
+                 "--stats-interval", "0", "--sound", server.url, "--name", name, *extra,
+                 env={**LEVEL, **(env or {})})
+
+
+def write(spawn, server, audio, log):
+    """Writes `audio` into the server's pipe in real time (as librespot or shairport-sync would)."""
+    return spawn.command("writer", [sys.executable, WRITER, audio, server.fifo, log])
+
+
+def nearest(times, at, before=0.05, after=0.3):
+    """The first of `times` from `before` s before `at` to `after` s after it, or None."""
+    return next((t for t in times if at - before <= t <= at + after), None)
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+@pytest.mark.timing
+def test_two_rooms_light_together_and_with_the_stock_client(server, spawn, check, figure, signals, tmp_path):
+    """The check anyone can repeat: two receivers `--play none` and a stock snapclient on one server playing
+    bursts: each room's lamp rises with the stock client's sound, and the two rooms' lamps together."""
+    kitchen = room(spawn, "Kitchen", server, "--play", "none")
+    hall = room(spawn, "Hall", server, "--play", "none")
+    stock, audio, reads = stock_client(spawn, server, str(tmp_path))
+    joined = wait_for(lambda: {"kitchen", "hall", "stock"} <= {
+        id for id, client in server.clients().items() if client["connected"]}, 15)
+    check("the server lists both rooms by their names' ids, and the stock client", joined, server.clients().keys())
+    writer = write(spawn, server, signals["bursts.raw"], str(tmp_path / "writer.log"))
+    check("the writer wrote the 16 s in real time", writer.wait(timeout=40) == 0, writer.log()[-300:])
+    time.sleep(2.5)  # the server's buffer, and the last bursts' frames
+    stock.stop()  # stamped.py writes its files out as it ends
+    heard = heard_onsets(audio, reads)
+    check(f"the stock client handed over the bursts ({len(heard)})", len(heard) >= 16, stock.log()[-500:])
+    kitchen_rises, hall_rises = rises(kitchen.out_path), rises(hall.out_path)
+    against_stock = {}
+    for name, times in (("Kitchen", kitchen_rises), ("Hall", hall_rises)):
+        offsets = [(rise - at) * 1000 for at in heard if (rise := nearest(times, at)) is not None]
+        against_stock[name] = offsets
+        median = statistics.median(offsets) if offsets else float("nan")
+        figure(f"{name}'s lamp against the stock client's sound: p50 {median:+.1f} ms over {len(offsets)} bursts")
+        check(f"{name}: its lamp rose with {len(offsets)} of {len(heard)} bursts", len(offsets) >= len(heard) - 1)
+        check(f"{name}: within 25 ms of the stock client's sound (p50 {median:+.1f} ms, "
+              f"p95 |{percentile([abs(o) for o in offsets], 0.95):.1f}| ms)",
+              offsets and abs(median) <= 25 and percentile([abs(o) for o in offsets], 0.95) <= 35,
+              " ".join(f"{offset:+.0f}" for offset in offsets))
+    apart = [abs(k - h) * 1000 for at in heard
+             if (k := nearest(kitchen_rises, at)) is not None and (h := nearest(hall_rises, at)) is not None]
+    p95 = percentile(apart, 0.95) if apart else float("nan")
+    figure(f"the two rooms' lamps apart: p50 {statistics.median(apart) if apart else float('nan'):.1f} ms, "
+           f"p95 {p95:.1f} ms over {len(apart)} bursts")
+    check(f"the two rooms' lamps within one frame of each other (p95 {p95:.1f} ms ≤ 12)", apart and p95 <= 12,
+          " ".join(f"{distance:.0f}" for distance in apart))
+    for process in (kitchen, hall):
+        log = process.log()
+        check("the log says whom it joined and that it played",
+              "Snapcast: joining the server at" in log and "Snapcast: playing" in log
+              and "connected to the Snapcast server" in log, log[-1200:])
+    names = {id: client["config"]["name"] for id, client in server.clients().items()}
+    check("Snapcast's apps show the rooms by the receivers' names", names.get("kitchen") == "Kitchen"
+          and names.get("hall") == "Hall", names)
+
+
+def test_without_a_server_a_room_says_so_once_stays_dark_and_joins_when_it_comes(server, spawn, check, signals,
+                                                                                 tmp_path):
+    server.stop()
+    kitchen = room(spawn, "Kitchen", server, "--play", "none")
+    check("one line: the server cannot be reached, retried", wait_for(
+        lambda: "cannot reach the Snapcast server" in kitchen.log(), 10), kitchen.log()[-800:])
+    time.sleep(3)
+    check("once, whatever the retries", kitchen.log().count("cannot reach the Snapcast server") == 1,
+          kitchen.log()[-1500:])
+    check("no lamp lit", not any(max(levels) for levels in frames(kitchen)))
+    server.start()
+    check("the server comes: joined", wait_for(lambda: "connected to the Snapcast server" in kitchen.log(), 15),
+          kitchen.log()[-800:])
+    writer = write(spawn, server, signals["steady.raw"], str(tmp_path / "writer.log"))
+    check("the writer wrote", writer.wait(timeout=20) == 0, writer.log()[-300:])
+    check("the lamps follow its sound", wait_for(lambda: any(levels[1] >= 128 for levels in frames(kitchen)), 5))
+    time.sleep(2.5)
+    check("and go dark when it ends", frames(kitchen) and frames(kitchen)[-1] == (0, 0, 0), frames(kitchen)[-3:])
+
+
+def test_without_snapclient_the_receiver_says_how_to_install_it(server, spawn, check):
+    bare = room(spawn, "Kitchen", server, "--play", "none", env={"PATH": "/nonexistent"})
+    check("one line says to install snapclient, and the receiver runs on",
+          wait_for(lambda: "sudo apt install snapclient" in bare.log(), 10) and bare.alive(), bare.log()[-600:])
+
+
+@pytest.mark.browser
+def test_the_page_picks_the_server_and_names_it_the_group_the_stream_and_the_clock(page_host, browser, spawn, check,
+                                                                                  signals, tmp_path):
+    """The owner picks the house's server on the page (receiver.sound), and the page's status names what the room
+    joined: the server, its group, the stream and whether it plays, the offset to the server's clock. A phone-sized
+    screenshot: tmp_path/phone-snapcast.png."""
+    folder = tmp_path / "house"
+    folder.mkdir()
+    server = SnapServer(str(folder), host=page_host.peer.test_address)
+    try:
+        process, key = page_host.receiver("kitchen", "--name", "Kitchen", "--play", "none")
+        page_status(page_host.address, key, send=[{"type": "set", "id": 1, "key": "receiver.sound",
+                                                   "value": server.url}])
+        check("set on the page: the receiver joins the server", wait_for(
+            lambda: "kitchen" in server.clients() and server.clients()["kitchen"]["connected"], 15),
+            process.log()[-800:])
+        writer = spawn.command("writer", [sys.executable, WRITER, signals["steady.raw"], server.fifo,
+                                          str(tmp_path / "writer.log")])
+        page = browser("phone")
+        open_page(page, page_host.base, key)
+        shown = "document.querySelector('#st-sound').textContent"
+        playing = shows(page, f"{shown}.includes('Snapcast: playing') && {shown}.includes('stream house: playing')"
+                              f" && {shown}.includes('its clock')", 15)
+        text = page.js(f"return {shown}")
+        check("the page names the server, the stream playing and the offset to the server's clock", playing
+              and f"server {server.host}" in text, text)
+        page.js("document.querySelector('#st-sound').scrollIntoView()")
+        page.screenshot(str(tmp_path / "phone-snapcast.png"))
+        check("the writer wrote", writer.wait(timeout=20) == 0, writer.log()[-300:])
+        check("idle when the music stops", shows(page, f"{shown}.includes('Snapcast: idle')", 10),
+              page.js(f"return {shown}"))
+    finally:
+        server.stop()
+
+
+def shows(page, predicate, timeout):
+    """Whether the page's JavaScript `predicate` comes true within `timeout` s."""
+    try:
+        return bool(page.wait_for(predicate, timeout))
+    except TimeoutError:
+        return False
+
+
+def frames(process):
+    """The levels a receiver showed: [(bass, mid, treble)]."""
+    return [tuple(map(int, fields[1:4])) for fields in process.lines() if len(fields) == 4]
