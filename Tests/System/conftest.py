@@ -55,7 +55,8 @@ PACKAGES = {
     "lighting": ["ola", "ola-python"],
     "discovery": ["avahi-daemon", "avahi-utils", "dbus"],
     "mqtt": ["mosquitto", "mosquitto-clients", "openssl"],
-    "snapcast": ["snapserver", "snapclient"],
+    # (and a room's sound played into PulseAudio null sinks through ALSA's pulse plugin, recorded with parec)
+    "snapcast": ["snapserver", "snapclient", "pulseaudio", "pulseaudio-utils", "libasound2-plugins"],
     # The receiver as an AirPlay speaker (test_own_sound.py): Debian's shairport-sync, its mDNS through Avahi,
     # and ALSA's pulse plugin to play into a PulseAudio sink.
     "airplay": ["shairport-sync", "avahi-daemon", "avahi-utils", "dbus", "libasound2-plugins", "pulseaudio",

@@ -12,10 +12,12 @@ import time
 
 import pytest
 
+from support import sound_servers
 from support.browser import open_page, page_status
 from support.processes import wait_for
-from support.snapcast import SnapServer, heard_onsets, stock_client
-from support.sound_timing import rises
+from support.snapcast import STAMPED, SnapServer, heard_onsets, stock_client
+from support.sound_servers import DESKTOP_NICE
+from support.sound_timing import reference_onsets, rises
 
 pytestmark = pytest.mark.snapcast
 
@@ -124,6 +126,80 @@ def test_without_snapclient_the_receiver_says_how_to_install_it(server, spawn, c
     bare = room(spawn, "Kitchen", server, "--play", "none", env={"PATH": "/nonexistent"})
     check("one line says to install snapclient, and the receiver runs on",
           wait_for(lambda: "sudo apt install snapclient" in bare.log(), 10) and bare.alive(), bare.log()[-600:])
+
+
+@pytest.mark.timing
+def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_their_sound(
+        server, spawn, check, figure, signals, tmp_path):
+    """Two receivers and Debian's stock snapclient play their rooms' share into PulseAudio null sinks of their own
+    (all through ALSA's pulse plugin), whose monitors are recorded with each read stamped: there each room's sound
+    is heard. The rooms' sound against each other and against the stock client's, and each room's lamp against its
+    own sound, from 2 s into the stream."""
+    pulse = sound_servers.pulseaudio(str(tmp_path / "pulse"), "module-null-sink sink_name=kitchen")
+    try:
+        pulse.load_module("module-null-sink", "sink_name=hall")
+        sound_servers.wait_for_sink(pulse, "hall")
+        pulse.load_module("module-null-sink", "sink_name=stock")
+        sound_servers.wait_for_sink(pulse, "stock")
+        rooms, recordings = {}, {}
+        for name in ("Kitchen", "Hall", "Stock"):
+            sink = name.lower()
+            if name == "Stock":  # Debian's snapclient playing the third room through the same ALSA plugin
+                rooms[name] = spawn.command("room-stock", [
+                    *DESKTOP_NICE, "snapclient", "--host", server.host, "--port", str(server.port), "--hostID", "stock",
+                    "--player", "alsa", "--soundcard", "pulse", "--logsink", "stderr"],
+                    env={**pulse.env, "PULSE_SINK": sink})
+            else:
+                rooms[name] = room(spawn, name, server, "--play", "pulse", env={**pulse.env, "PULSE_SINK": sink})
+            recordings[name] = (str(tmp_path / f"{sink}.raw"), str(tmp_path / f"{sink}.txt"))
+            spawn.command(f"record-{sink}", [*DESKTOP_NICE, sys.executable, STAMPED, "reads", *recordings[name], "--",
+                                             "parec", f"--device={sink}.monitor", "--raw", "--format=s16le",
+                                             "--rate=48000", "--channels=2", "--latency-msec=10"], env=pulse.env)
+        stock = rooms.pop("Stock")
+        joined = wait_for(lambda: {"kitchen", "hall", "stock"} <= {
+            id for id, client in server.clients().items() if client["connected"]}, 15)
+        check("both rooms and the stock client joined", joined, server.clients().keys())
+        twice = tmp_path / "bursts-twice.raw"  # 32 s: 16 bursts and more after the first 2 s
+        twice.write_bytes(open(signals["bursts.raw"], "rb").read() * 2)
+        writer = write(spawn, server, str(twice), str(tmp_path / "writer.log"))
+        check("the writer wrote the 32 s in real time", writer.wait(timeout=60) == 0, writer.log()[-300:])
+        time.sleep(2.5)
+        for process in spawn.processes:
+            if process.name.startswith("record-"):
+                process.stop()  # stamped.py writes its files out as it ends
+        heard = {name: reference_onsets(*recordings[name]) for name in recordings}
+        # The stream's first 2 s are left out of the figures (and shown apart): a PulseAudio null sink that a
+        # player starts on renders the long block it began first, and says so only later (sound_servers' notes).
+        settled = (min(heard["Stock"]) + 2.0) if heard["Stock"] else 0
+        first = {name: [t for t in times if t < settled] for name, times in heard.items()}
+        heard = {name: [t for t in times if t >= settled] for name, times in heard.items()}
+        stock_heard = heard.pop("Stock")
+        check(f"each room played the bursts after the first 2 s ({ {name: len(times) for name, times in heard.items()} },"
+              f" the stock client {len(stock_heard)})", all(len(times) >= 16 for times in heard.values()),
+              rooms["Kitchen"].log()[-800:])
+        for name in rooms:
+            early = [f"{(t - at) * 1000:+.0f}" for at in first["Stock"] if (t := nearest(first[name], at, 0.1, 0.1))]
+            figure(f"{name}'s sound against the stock client's in the stream's first 2 s: {' '.join(early)} ms")
+
+        def against(times, references):
+            return [(t - at) * 1000 for at in references if (t := nearest(times, at, 0.1, 0.1)) is not None]
+        for label, offsets in (("the Hall's sound against the Kitchen's", against(heard["Hall"], heard["Kitchen"])),
+                               ("the Kitchen's sound against the stock client's", against(heard["Kitchen"], stock_heard)),
+                               ("the Hall's sound against the stock client's", against(heard["Hall"], stock_heard))):
+            median = statistics.median(offsets) if offsets else float("nan")
+            p95 = percentile([abs(o) for o in offsets], 0.95) if offsets else float("nan")
+            figure(f"{label}: p50 {median:+.1f} ms, p95 |{p95:.1f}| ms over {len(offsets)} bursts")
+            check(f"{label}: |p50| ≤ 2 ms, p95 ≤ 5 ms", len(offsets) >= 16 and abs(median) <= 2 and p95 <= 5,
+                  " ".join(f"{o:+.1f}" for o in offsets))
+        for name, process in rooms.items():
+            offsets = against([t for t in rises(process.out_path) if t >= settled], heard[name])
+            median = statistics.median(offsets) if offsets else float("nan")
+            figure(f"{name}'s lamp against its own sound: p50 {median:+.1f} ms over {len(offsets)} bursts")
+            check(f"{name}'s lamp with its sound: |p50| ≤ 15 ms", len(offsets) >= 16 and abs(median) <= 15,
+                  " ".join(f"{o:+.0f}" for o in offsets))
+    finally:
+        spawn.stop_all()
+        pulse.stop()
 
 
 @pytest.mark.browser

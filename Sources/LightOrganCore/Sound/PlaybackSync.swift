@@ -18,8 +18,8 @@
 /// A source whose clock says when each sample is *due* to be heard (a Snapcast room: the server's
 /// time, less the room's latency) gives the latency to hold, ``heldLatencyNanoseconds`` (0: heard
 /// when due): then the target wait is that less the device's delay, from the first reading, and a
-/// stray over ``jumpNanoseconds`` (the stream's start, a stall) is put right at once, by silence
-/// inserted or samples dropped, rather than a frame a block.
+/// stray over ``jumpNanoseconds`` (the stream's start, a stall, a device that reports another delay)
+/// is put right at once, by silence inserted or samples dropped, rather than a frame a block.
 ///
 /// Times are monotonic nanoseconds. Pure logic with the time passed in; memory is fixed.
 public struct PlaybackSync: Sendable {
@@ -31,8 +31,9 @@ public struct PlaybackSync: Sendable {
     public static let toleranceNanoseconds: Int64 = 1_000_000
     /// The time constant of the readings' smoothing, nanoseconds.
     public static let smoothingNanoseconds: Int64 = 200_000_000
-    /// With a held latency, a stray beyond this is put right in one step, nanoseconds.
-    public static let jumpNanoseconds: Int64 = 20_000_000
+    /// With a held latency, a smoothed stray beyond this is put right in one step, nanoseconds (a frame a
+    /// block takes 2 ms a second: a room 12 ms off would take six).
+    public static let jumpNanoseconds: Int64 = 5_000_000
     /// The latency to hold from the first reading, nanoseconds; nil: the one the stream settled on.
     public let heldLatencyNanoseconds: Int64?
     /// With a held latency: when each sample is due, as the source says (``observeDue(sample:at:)``), in place
@@ -56,6 +57,7 @@ public struct PlaybackSync: Sendable {
     public private(set) var dropped = 0
     public private(set) var inserted = 0
     private var firstReading: Int64?
+    private var lastJump: Int64?
     private var lastReading: Int64?
 
     public init(sampleRate: Double, heldLatencyNanoseconds: Int64? = nil) {
@@ -109,11 +111,14 @@ public struct PlaybackSync: Sendable {
         guard let smoothed = waitNanoseconds, let first = firstReading else { return 0 }
         if let held = heldLatencyNanoseconds, let smoothedDevice = deviceNanoseconds {
             targetWaitNanoseconds = held - smoothedDevice
-            // This reading's own latency decides a jump: a write made late finds the device as much emptier,
-            // so their sum holds, and a device that holds more is seen at once, not as the smoothing follows.
-            let stray = wait + device - held
-            if abs(stray) > Self.jumpNanoseconds {
-                let frames = Int((Double(stray) * sampleRate / 1e9).rounded())
+            // The smoothed latency decides (one reading may be off by a period), this reading's own says how
+            // much: a write made late finds the device as much emptier, so their sum holds, and a device that
+            // now holds more (a sound server that has timed its far end) is put right in one step.
+            // After a jump the smoothing starts from that one reading: a second waits for it to settle.
+            let settledSinceJump = lastJump.map { now - $0 >= Self.settleNanoseconds } ?? true
+            if settledSinceJump, abs(smoothed + smoothedDevice - held) > Self.jumpNanoseconds {
+                lastJump = now
+                let frames = Int((Double(wait + device - held) * sampleRate / 1e9).rounded())
                 // The samples after it are written that much sooner (dropped) or later (silence).
                 let shift = source.duration(ofSamples: abs(frames)) * (frames > 0 ? -1 : 1)
                 (waitNanoseconds, deviceNanoseconds, heardOrigin) = (wait + shift, device, origin + shift)

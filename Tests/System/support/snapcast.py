@@ -69,19 +69,19 @@ class SnapServer:
         with socket.create_connection((self.host, self.control_port), timeout=2) as connection:
             request = {"id": 1, "jsonrpc": "2.0", "method": method, **({"params": params} if params else {})}
             connection.sendall(json.dumps(request).encode() + b"\r\n")
-            reply = b""
-            while not reply.endswith(b"\n"):
+            pending = b""
+            while True:  # the server's notifications (a client joined…) may come first
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    message = json.loads(line) if line.strip() else {}
+                    if message.get("id") == 1:
+                        if "error" in message:
+                            raise OSError(f"{method}: {message['error']}")
+                        return message["result"]
                 data = connection.recv(65536)
                 if not data:
-                    break
-                reply += data
-        for line in reply.splitlines():
-            message = json.loads(line)
-            if message.get("id") == 1:
-                if "error" in message:
-                    raise OSError(f"{method}: {message['error']}")
-                return message["result"]
-        raise OSError(f"{method}: no answer")
+                    raise OSError(f"{method}: no answer")
+                pending += data
 
     def clients(self):
         """{client id: client} of every client the server knows, connected or not."""
