@@ -122,6 +122,55 @@ def test_without_a_server_a_room_says_so_once_stays_dark_and_joins_when_it_comes
     check("and go dark when it ends", frames(kitchen) and frames(kitchen)[-1] == (0, 0, 0), frames(kitchen)[-3:])
 
 
+def test_a_server_that_restarts_mid_song_costs_a_line_no_lamp_stays_on_and_the_room_joins_again(
+        server, spawn, check, signals, tmp_path):
+    kitchen = room(spawn, "Kitchen", server, "--play", "none")
+    check("joined", wait_for(lambda: "connected to the Snapcast server" in kitchen.log(), 15), kitchen.log()[-800:])
+    writer = write(spawn, server, signals["steady.raw"], str(tmp_path / "writer.log"))
+    check("the lamps follow the song", wait_for(lambda: any(levels[1] >= 128 for levels in frames(kitchen)), 5))
+    writer.stop()
+    server.stop()
+    stopped = time.clock_gettime(time.CLOCK_MONOTONIC)
+    time.sleep(3)
+    after = [levels for t, levels in stamped_frames(kitchen) if t > stopped + 1.0]
+    check("the server gone: the lamps dark within a second, none stuck on", not any(map(max, after))
+          and frames(kitchen)[-1] == (0, 0, 0), after[-3:])
+    server.start()
+    check("the server back: joined again by itself", wait_for(
+        lambda: kitchen.log().count("connected to the Snapcast server") >= 2, 15), kitchen.log()[-1500:])
+    lines = kitchen.log().splitlines()
+    joins = [index for index, line in enumerate(lines) if "connected to the Snapcast server" in line]
+    outage = [line for line in lines[joins[0] + 1:joins[1]] if "snapclient:" in line
+              and not any(word in line for word in ("ServerSettings", "Codec"))]
+    check("one line said the server went away, whatever snapclient's retries", len(outage) == 1,
+          "\n".join(outage))
+    again = time.clock_gettime(time.CLOCK_MONOTONIC)
+    writer = write(spawn, server, signals["steady.raw"], str(tmp_path / "writer-2.log"))
+    check("and the lamps follow the next song", wait_for(
+        lambda: any(levels[1] >= 128 for t, levels in stamped_frames(kitchen) if t > again), 8))
+    check("the receiver ran on", kitchen.alive())
+
+
+@pytest.mark.discovery
+def test_with_sound_snapcast_alone_the_room_joins_the_server_dns_sd_announces(new_host, spawn, check, tmp_path):
+    """`receiver.sound: snapcast`: snapclient finds the server that avahi-daemon announces (_snapcast._tcp, on
+    Snapcast's own ports in the test's namespace), and the room is named there like the receiver."""
+    host = new_host("house")
+    server = SnapServer(str(tmp_path), port=1704, wrapper=host.wrapper)
+    try:
+        kitchen = spawn("room-kitchen", "receive", "--port", "0", "--output", "stdout", "--stats-interval", "0",
+                        "--sound", "snapcast", "--name", "Kitchen", "--play", "none", wrapper=host.wrapper, env=LEVEL)
+        check("the log says it looks for the server DNS-SD finds", wait_for(
+            lambda: "the server DNS-SD finds" in kitchen.log(), 10), kitchen.log()[-800:])
+        check("found and joined", wait_for(
+            lambda: server.clients().get("kitchen", {}).get("connected"), 30), kitchen.log()[-1500:])
+        check("named in Snapcast like the receiver", wait_for(
+            lambda: server.clients()["kitchen"]["config"]["name"] == "Kitchen", 10), server.clients().get("kitchen"))
+    finally:
+        spawn.stop_all()
+        server.stop()
+
+
 def test_without_snapclient_the_receiver_says_how_to_install_it(server, spawn, check):
     bare = room(spawn, "Kitchen", server, "--play", "none", env={"PATH": "/nonexistent"})
     check("one line says to install snapclient, and the receiver runs on",
@@ -247,4 +296,9 @@ def shows(page, predicate, timeout):
 
 def frames(process):
     """The levels a receiver showed: [(bass, mid, treble)]."""
-    return [tuple(map(int, fields[1:4])) for fields in process.lines() if len(fields) == 4]
+    return [levels for _, levels in stamped_frames(process)]
+
+
+def stamped_frames(process):
+    """[(CLOCK_MONOTONIC s, (bass, mid, treble))] of a receiver's `--output stdout` lines."""
+    return [(float(fields[0]), tuple(map(int, fields[1:4]))) for fields in process.lines() if len(fields) == 4]

@@ -24,10 +24,13 @@ HANDED_BEFORE_HEARD = 0.010
 
 
 class SnapServer:
-    def __init__(self, folder, host="127.0.0.1", codec="pcm", buffer_ms=1000, wrapper=()):
+    def __init__(self, folder, host="127.0.0.1", codec="pcm", buffer_ms=1000, wrapper=(), port=None):
+        """`port`: the stream's (Snapcast's own is 1704; default: a free one); `wrapper`: the command the server
+        runs through (an AvahiHost's, to publish itself by DNS-SD)."""
         self.folder, self.host, self.wrapper = folder, host, list(wrapper)
         # The control port is the stream's + 1, as Snapcast's own 1704 and 1705 (the receiver looks there).
-        self.port = next(port for port in iter(lambda: free_port(host), None) if port < 65535 and _free(host, port + 1))
+        self.port = port or next(port for port in iter(lambda: free_port(host), None)
+                                 if port < 65535 and _free(host, port + 1))
         self.control_port = self.port + 1
         self.fifo = os.path.join(folder, "snapfifo")
         os.mkfifo(self.fifo)
