@@ -7,6 +7,7 @@ Each test runs in a network namespace of its own (lo only), its server on free p
 """
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -249,6 +250,63 @@ def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_
     finally:
         spawn.stop_all()
         pulse.stop()
+
+
+@pytest.mark.timing
+def test_a_link_that_stalls_for_half_a_second_changes_nothing_and_after_three_seconds_the_room_is_back_in_step(
+        page_host, spawn, check, figure, signals, tmp_path):
+    """A room behind a veth (page_host's peer namespace) whose link goes down for 0.5 s, then for 3 s, while the
+    server (on this side) plays bursts to it and to the stock client here. The server's buffer (1 s) rides out
+    the short stall: every burst lit in time. The long one: no lamp on while the room has nothing, and in step
+    again within 5 s of the link's return. (This kernel has no netem: the stall is the link down.)"""
+    folder = tmp_path / "house"
+    folder.mkdir()
+    server = SnapServer(str(folder), host=page_host.peer.test_address)
+    try:
+        kitchen, _ = page_host.receiver("kitchen", "--name", "Kitchen", "--sound", server.url, "--play", "none",
+                                        env={"LIGHTORGAN_ANALYSIS_RESPONSE": "level"})
+        stock, audio, reads = stock_client(spawn, server, str(tmp_path))
+        check("joined", wait_for(lambda: {"kitchen", "stock"} <= {
+            id for id, client in server.clients().items() if client["connected"]}, 15), server.clients().keys())
+        twice = tmp_path / "bursts-twice.raw"
+        twice.write_bytes(open(signals["bursts.raw"], "rb").read() * 2)
+        writer = write(spawn, server, str(twice), str(tmp_path / "writer.log"))
+        veth = page_host.peer.test_veth
+
+        def stall(seconds):
+            subprocess.run(["ip", "link", "set", veth, "down"], check=True)
+            down = time.clock_gettime(time.CLOCK_MONOTONIC)
+            time.sleep(seconds)
+            subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+            return down, time.clock_gettime(time.CLOCK_MONOTONIC)
+        time.sleep(8)
+        short = stall(0.5)
+        time.sleep(8)
+        long = stall(3.0)
+        check("the writer wrote the 32 s in real time", writer.wait(timeout=60) == 0, writer.log()[-300:])
+        time.sleep(2.5)
+        stock.stop()
+        heard = heard_onsets(audio, reads)
+        lamps = rises(kitchen.out_path)
+
+        def offsets(since, until):
+            return [(rise - at) * 1000 for at in heard if since <= at < until
+                    and (rise := nearest(lamps, at)) is not None], sum(1 for at in heard if since <= at < until)
+        around_short, bursts_short = offsets(short[0], short[1] + 3)
+        figure(f"around the 0.5 s stall: {' '.join(f'{o:+.0f}' for o in around_short)} ms "
+               f"({len(around_short)} of {bursts_short} bursts)")
+        check("the 0.5 s stall changes nothing seen: every burst around it lit within 25 ms of the stock client's",
+              bursts_short >= 3 and len(around_short) == bursts_short and all(abs(o) <= 25 for o in around_short))
+        lit_during = [t for t, levels in stamped_frames(kitchen) if long[0] + 1.2 < t < long[1] and max(levels)]
+        missed = [at for at in heard if long[0] + 1.2 < at < long[1]]
+        check(f"the 3 s stall: no lamp on once the room has nothing left, while the stock client here played "
+              f"{len(missed)} bursts", len(missed) >= 2 and not lit_during, lit_during[:5])
+        back, bursts_back = offsets(long[1] + 5, float("inf"))
+        figure(f"from 5 s after the 3 s stall: {' '.join(f'{o:+.0f}' for o in back)} ms ({len(back)} of {bursts_back})")
+        check("in step again within 5 s of the link's return", bursts_back >= 3 and len(back) >= bursts_back - 1
+              and abs(statistics.median(back)) <= 25, back)
+    finally:
+        server.stop()
 
 
 @pytest.mark.browser
