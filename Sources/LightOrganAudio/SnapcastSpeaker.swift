@@ -57,6 +57,10 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
         var trouble: String?
         /// What the last look at the control API found wrong, told once.
         var controlTrouble: String?
+        /// This machine's MAC address as snapclient gives it to the server.
+        var mac: String?
+        /// Whether another machine was seen under this room's id (told once).
+        var toldNameTaken = false
     }
 
     private let program: SoundProgram
@@ -129,13 +133,24 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
     /// What a look at the control API found: the room (nil: the server does not list it) or what went wrong,
     /// told in the log once.
     public func controlSaid(room: SnapcastRoom?, trouble: String?) {
-        let (told, neighbours) = shared.state.withLock { state -> (String?, [String]) in
+        let (told, neighbours, taken) = shared.state.withLock { state -> (String?, [String], String?) in
             let before = state.room?.neighbours ?? []
             if let room { state.room = room }
             let neighbours = room.map { $0.neighbours.filter { !before.contains($0) } } ?? []
-            guard state.controlTrouble != trouble else { return (nil, neighbours) }
+            // The server shows the room on another machine: a receiver elsewhere took this name too.
+            var taken: String?
+            if let room, let mac = state.mac, !room.mac.isEmpty, room.mac != mac, !state.toldNameTaken {
+                state.toldNameTaken = true
+                taken = room.mac
+            }
+            guard state.controlTrouble != trouble else { return (nil, neighbours, taken) }
             state.controlTrouble = trouble
-            return (trouble, neighbours)
+            return (trouble, neighbours, taken)
+        }
+        if let taken {
+            log(
+                "Snapcast: another machine (\(taken)) joined the server as \"\(clientID)\" too: the two take turns as one room; give this receiver another receiver.name"
+            )
         }
         if let told { log("Snapcast: cannot read the server's status: \(told); the sound and the lamps go on") }
         if !neighbours.isEmpty {
@@ -238,6 +253,10 @@ struct SnapclientLine {
             state.connectedTo = String(message.dropFirst("Connected to ".count))
             state.trouble = nil
             return "connected to the Snapcast server at \(state.connectedTo!)"
+        }
+        if message.hasPrefix("My MAC: \""), let mac = message.split(separator: "\"").dropFirst().first {
+            state.mac = String(mac)
+            return nil
         }
         if let value = Self.number(after: "diff to server [ms]:", in: message) {
             state.offsetMilliseconds = value

@@ -19,7 +19,7 @@ import Testing
     @Test func findsTheRoomItsGroupAndItsStream() throws {
         let room = try #require(try SnapcastRoom.find("kitchen", inStatusReply: Array(Self.reply.utf8)))
         #expect(room.name == "Kitchen")
-        #expect(room.connected)
+        #expect(room.connected && room.mac == "02:fc:00:00:00:01")
         #expect(room.stream == "default" && room.streamState == "idle")
         #expect(!room.muted && room.volume == 100)
         #expect(room.description == "group 764c8720, stream default: idle")

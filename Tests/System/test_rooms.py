@@ -309,6 +309,28 @@ def test_a_link_that_stalls_for_half_a_second_changes_nothing_and_after_three_se
         server.stop()
 
 
+def test_a_name_another_machine_took_in_the_house_is_said_once(page_host, spawn, check, tmp_path):
+    """Two receivers called "Kitchen" on two machines (this namespace, and page_host's behind a veth): Snapcast
+    knows one room by one id, so they take turns as it; each says so once, naming receiver.name."""
+    folder = tmp_path / "house"
+    folder.mkdir()
+    server = SnapServer(str(folder), host=page_host.peer.test_address)
+    try:
+        there, _ = page_host.receiver("kitchen-there", "--name", "Kitchen", "--sound", server.url, "--play", "none")
+        check("the first Kitchen joined", wait_for(
+            lambda: server.clients().get("kitchen", {}).get("connected"), 15), there.log()[-800:])
+        here = room(spawn, "Kitchen", server, "--play", "none")
+        said = "joined the server as \"kitchen\" too"
+        check("one of them says another machine took the name, and what to change", wait_for(
+            lambda: said in here.log() + there.log(), 20) and "receiver.name" in here.log() + there.log(),
+            (here.log() + there.log())[-1500:])
+        time.sleep(7)
+        check("once each", here.log().count(said) <= 1 and there.log().count(said) <= 1)
+        check("both run on", here.alive() and there.alive())
+    finally:
+        server.stop()
+
+
 @pytest.mark.browser
 def test_the_page_picks_the_server_and_names_it_the_group_the_stream_and_the_clock(page_host, browser, spawn, check,
                                                                                   signals, tmp_path):

@@ -10,6 +10,8 @@ public struct SnapcastRoom: Sendable, Equatable {
     public var name: String
     /// Whether the server counts it connected.
     public var connected: Bool
+    /// The MAC address of the machine the server last saw it on (empty when it did not say).
+    public var mac: String
     /// Its group's name (empty when the group has none) and id.
     public var groupName: String
     public var groupID: String
@@ -50,6 +52,7 @@ public struct SnapcastRoom: Sendable, Equatable {
             let configured = client.config.name ?? ""
             return SnapcastRoom(
                 id: id, name: configured.isEmpty ? client.host.name ?? id : configured, connected: client.connected,
+                mac: client.host.mac ?? "",
                 groupName: group.name ?? "", groupID: group.id, stream: group.stream_id,
                 streamState: stream?.status ?? "unknown",
                 muted: group.muted ?? false || client.config.volume?.muted ?? false,
@@ -93,6 +96,7 @@ public struct SnapcastRoom: Sendable, Equatable {
     private struct Host: Decodable {
         var name: String?
         var ip: String?
+        var mac: String?
     }
     private struct Config: Decodable {
         var name: String?
