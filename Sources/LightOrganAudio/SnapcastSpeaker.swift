@@ -45,7 +45,8 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
 
     /// What snapclient said of its connection.
     public struct State: Sendable, Equatable {
-        /// The server it is connected to (as snapclient names it), nil while not connected.
+        /// The server it has joined (as snapclient names it; joined: the server answered with its settings), nil
+        /// while not joined.
         public var connectedTo: String?
         /// The server's buffer, milliseconds, from its settings.
         public var bufferMilliseconds: Int?
@@ -53,14 +54,21 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
         public var offsetMilliseconds: Double?
         /// What the server's control API says of this room (its group, the stream), nil before it has said.
         public var room: SnapcastRoom?
-        /// The failure the log told of since the last connection; nil while connected.
+        /// The failure the log told of since the server last answered; nil while joined.
         var trouble: String?
+        /// Where snapclient's last connection went (its host or address), answered or not.
+        var reached: String?
         /// What the last look at the control API found wrong, told once.
         var controlTrouble: String?
         /// This machine's MAC address as snapclient gives it to the server.
         var mac: String?
         /// Whether another machine was seen under this room's id (told once).
         var toldNameTaken = false
+        /// snapclient's version (`0.26.0`), from its first line.
+        var clientVersion: String?
+        /// Whether what answers at the server's address speaks no Snapcast this snapclient knows: told once, and
+        /// its reconnections kept out of the log, until a server's settings arrive.
+        var speaksAnotherProtocol = false
     }
 
     private let program: SoundProgram
@@ -116,6 +124,9 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
     /// connected to a server`.
     public var details: String? {
         let state = state
+        if state.speaksAnotherProtocol {
+            return "what answers at the server's address does not speak the Snapcast protocol"
+        }
         guard let server = state.connectedTo else { return "not connected to a server" }
         let room = state.room.map { ", \($0.description)" } ?? ""
         let offset = state.offsetMilliseconds.map { ", its clock \(String(cFormat: "%+.3f", $0)) ms" } ?? ""
@@ -249,10 +260,24 @@ struct SnapclientLine {
     /// Takes what the line tells into `state` and returns what the receiver's log shows of it: nil for the
     /// chatter of an idle stream, the start's details and a retry's repeated failure (one line an outage).
     func told(_ state: inout SnapcastSpeaker.State) -> String? {
+        if message.hasPrefix("Version ") {
+            state.clientVersion = String(message.dropFirst("Version ".count))
+            return nil
+        }
+        // Joined is when the server answered the hello with its settings; a peer that takes the connection
+        // and answers nothing or something else is not a server, however often snapclient connects to it.
         if message.hasPrefix("Connected to ") {
-            state.connectedTo = String(message.dropFirst("Connected to ".count))
-            state.trouble = nil
-            return "connected to the Snapcast server at \(state.connectedTo!)"
+            state.reached = String(message.dropFirst("Connected to ".count))
+            return nil
+        }
+        if message.hasPrefix("unknown message type received") || message.hasPrefix("Failed to send hello request") {
+            state.connectedTo = nil
+            if state.speaksAnotherProtocol { return nil }
+            state.speaksAnotherProtocol = true
+            state.trouble = message
+            let version = state.clientVersion.map { " \($0)" } ?? ""
+            return
+                "what answers at \(state.reached ?? "the server's address") does not speak the Snapcast protocol of snapclient\(version) (\(message)): is it snapserver, of a version from the last years, and is the port its stream port (1704; 1705 is its control, 1780 its web page)?"
         }
         if message.hasPrefix("My MAC: \""), let mac = message.split(separator: "\"").dropFirst().first {
             state.mac = String(mac)
@@ -264,7 +289,10 @@ struct SnapclientLine {
         }
         if message.hasPrefix("ServerSettings"), let buffer = Self.number(after: "buffer:", in: message) {
             state.bufferMilliseconds = Int(buffer)
-            return message
+            state.connectedTo = state.reached ?? "the server"
+            state.speaksAnotherProtocol = false
+            state.trouble = nil
+            return "connected to the Snapcast server at \(state.connectedTo!); \(message)"
         }
         if message.hasPrefix("Codec") { return message }
         if message.hasPrefix("Sampleformat:"), let stream = message.split(separator: " ").last,
@@ -279,7 +307,7 @@ struct SnapclientLine {
         if level == "Error" {
             state.connectedTo = nil
             // One line an outage: the first failure says it, the retries' echoes (the controller's, the
-            // socket's shutdown) and repeats stay out until the connection is made again.
+            // socket's shutdown) and repeats stay out until the server has answered again.
             if state.trouble != nil { return nil }
             if message.hasPrefix("Failed to connect to host") {
                 state.trouble = message

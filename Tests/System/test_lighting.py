@@ -161,7 +161,7 @@ def test_receiver_forwards_its_lamps_to_sacn(olad, spawn, check, label, extra):
     suffix = "-delayed" * bool(extra)
     recorder = olad.recorder("forward" + suffix)
     lamps = spawn("forward-r" + suffix, "receive", "--port", "0", "--output", "stdout", "--stats-interval", "0",
-                  "--timeout", "0.5", "--forward", f"sacn://{olad.address}?rate=100&gamma=1", *extra)
+                  "--timeout", "0.5", "--forward", f"sacn://{olad.address}?rate=250&gamma=1", *extra)
     ok = wait_for(lambda: "listening on" in lamps.log(), 5)
     port = int(lamps.log().split("listening on ")[1].split()[0].rsplit(":", 1)[1]) if ok else 0
     process = spawn("forward-s" + suffix, "send", "--pattern", "counter", "--fps", "100", "--stats-interval", "0",
@@ -183,15 +183,25 @@ def test_receiver_forwards_its_lamps_to_sacn(olad, spawn, check, label, extra):
     forwarded = [r.counter for r in records if r.counter]
     lit, after = after_the_last_lit(records)
     # Dark at once when the sender leaves, then held dark (repeated each second) until released.
-    # The lines show every frame; at a rate equal to the frame rate the last one before the sender left can
-    # give way to the dark frame that follows it within the same slot (newest wins).
-    ok = len(shown) >= 450 and forwarded in (shown, shown[:-1]) and len(after) >= 2 \
+    # The lines show every frame. sACN goes at 250 packets/s here, newest wins: only two frames released
+    # within 4 ms of each other (a stalled machine) share a packet, so the forwarded frames are the shown ones
+    # in order, at most 1 in 100 merged into its successor; the last shown can give way to the dark frame.
+    merged = len(shown) - len(forwarded)
+    in_order = _is_subsequence(forwarded, shown) and bool(forwarded) and forwarded[-1] in shown[-2:]
+    ok = len(shown) >= 450 and in_order and merged <= len(shown) // 100 and len(after) >= 2 \
         and all(r.counter == 0 for r in after) and after[0].time - records[lit].time < 0.2 \
         and after[-1].time > stopped + 0.5
     check(f"receive --forward{label}: every frame shown on the lines goes to sACN too, then dark at once when the "
           "sender leaves, held dark by a packet a second", ok,
-          f"{len(forwarded)} frames, the same as the receiver's own output" if ok
-          else f"{len(forwarded)} forwarded vs {len(shown)} shown; after: {after[:3]}; {lamps.log()[-300:]}")
+          f"{len(forwarded)} of {len(shown)} frames in the receiver's order, {merged} merged into a packet" if ok
+          else f"{len(forwarded)} forwarded vs {len(shown)} shown, in order: {in_order}; after: {after[:3]}; "
+               f"{lamps.log()[-300:]}")
+
+
+def _is_subsequence(part, whole):
+    """Whether `part` is `whole` with some items left out, the rest in the same order."""
+    items = iter(whole)
+    return all(any(item == wanted for item in items) for wanted in part)
 
 
 @pytest.mark.timing

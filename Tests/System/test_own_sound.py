@@ -21,6 +21,7 @@ import pytest
 from support import debian_roots, sound_servers
 from support.avahi import AvahiHost
 from support.processes import free_port, listening, wait_for
+from support.snapcast import SnapServer, heard_onsets, stock_client
 from support.sound_servers import DESKTOP_NICE
 from support.sound_signals import BANDS, RATE
 from support.sound_timing import burst_offsets_ms, reference_onsets, rises
@@ -378,23 +379,28 @@ def fetch_up_front(request):
         debian_roots.arm64_root("trixie")
 
 
-TRIXIE_SPEAKER = "the trixie root with the package and shairport-sync"
+TRIXIE_SPEAKER = "the trixie root with the package, shairport-sync and snapclient"
 
 
 def _trixie_speaker(tmp_path_factory, pi_package):
     """How to make a copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's
-    shairport-sync installed from the cached .debs (fetched first, when the cache lacks them), without a network:
-    a `make(wrapper)` for support/beside.py. It returns the root and shairport-sync's version."""
+    shairport-sync and snapclient installed from the cached .debs (fetched first, when the cache lacks them),
+    without a network: a `make(wrapper)` for support/beside.py. It returns the root and {program: version}."""
     def make(wrapper):
         root, cached = str(tmp_path_factory.mktemp("trixie") / "root"), debian_roots.arm64_root("trixie")
-        debian_roots.fetch_depends("trixie", cached, pi_package, extra=("shairport-sync",), wrapper=wrapper)
+        debian_roots.fetch_depends("trixie", cached, pi_package, extra=("shairport-sync", "snapclient"),
+                                   wrapper=wrapper)
         debian_roots.copy_root("trixie", cached, root, pi_package)
-        install = f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} shairport-sync"
-        result = debian_roots.in_root(root, ["bash", "-c", f"{install} && shairport-sync -V"], timeout=1800,
+        install = (f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} "
+                   "shairport-sync snapclient")
+        versions = "echo shairport-sync $(shairport-sync -V) && snapclient --version | head -1"
+        result = debian_roots.in_root(root, ["bash", "-c", f"{install} && {versions}"], timeout=1800,
                                       wrapper=wrapper)
         if result.returncode != 0:
-            raise RuntimeError(f"trixie: installing the package and shairport-sync failed:\n{result.stdout[-2000:]}")
-        return root, result.stdout.strip().splitlines()[-1]
+            raise RuntimeError(f"trixie: installing the package, shairport-sync and snapclient failed:\n"
+                               f"{result.stdout[-2000:]}")
+        shairport, snapclient = result.stdout.strip().splitlines()[-2:]
+        return root, {"shairport-sync": shairport.split()[-1], "snapclient": snapclient.split()[-1].lstrip("v")}
     return make
 
 
@@ -421,7 +427,8 @@ def test_on_trixie_shairport_sync_4_3_7_plays_and_lights_the_tones(trixie_speake
     """Raspberry Pi OS trixie's shairport-sync (4.3.7) and the Pi's own binary, in the trixie arm64 root through
     qemu-user: pyatv 0.13.0 (also the newest this shairport-sync decodes: from 0.13.1 to 0.18.0 it segfaults on
     their PCM, as 3.3.8 does) streams the tones; the lamps light in order, the played file holds them."""
-    root, build = trixie_speaker
+    root, versions = trixie_speaker
+    build = versions["shairport-sync"]
     check(f"the root's shairport-sync is 4.3.7 ({build})", build.startswith("4.3.7-"))
     bus = tmp_path / "bus.xml"
     socket_path = f"{root}/run/dbus/system_bus_socket"
@@ -450,3 +457,49 @@ def test_on_trixie_shairport_sync_4_3_7_plays_and_lights_the_tones(trixie_speake
           log[-800:])
     # Under qemu-user the Pi's binary keeps real time, with room for emulation.
     check_tones(check, frames(receiver), f"{root}/tmp/played.raw", log, tolerance=0.1)
+
+
+@pytest.mark.snapcast
+@pytest.mark.pi
+@pytest.mark.package
+@pytest.mark.slow
+def test_on_trixie_snapclient_0_31_joins_a_bookworm_server_and_lights_with_the_stock_client(
+        trixie_speaker, signals, spawn, check, figure, netns, tmp_path):
+    """Raspberry Pi OS trixie's snapclient (0.31) under the Pi's own binary, in the trixie arm64 root through
+    qemu-user, joins bookworm's snapserver (0.26) here: the protocol across the two versions. Bursts go into the
+    server's pipe; the room's lamp rises with the stock (bookworm) client's sound, with room for emulation."""
+    root, versions = trixie_speaker
+    check(f"the root's snapclient is 0.31 ({versions['snapclient']})", versions["snapclient"].startswith("0.31"))
+    (tmp_path / "house").mkdir()
+    server = SnapServer(str(tmp_path / "house"))
+    try:
+        inside = ("/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LIGHTORGAN_ANALYSIS_RESPONSE=level "
+                  "LIGHTORGAN_PAGE_ENABLED=false XDG_STATE_HOME=/tmp/state /usr/bin/lightorgan receive "
+                  f"--bind 127.0.0.1 --port {free_port()} --output stdout --stats-interval 0 --sound {server.url} "
+                  "--name Kitchen --play none")
+        receiver = spawn.command("receiver", ["unshare", "--mount", "--propagation", "private", "--", "bash", "-c",
+                                              f"mount -t proc proc {root}/proc; mount --rbind /dev {root}/dev; "
+                                              f"exec chroot {root} {inside}"])
+        stock, audio, reads = stock_client(spawn, server, str(tmp_path))
+        check("the trixie room joined the bookworm server by its name", wait_for(
+            lambda: server.clients().get("kitchen", {}).get("connected"), 60), receiver.log()[-1200:])
+        writer = spawn.command("writer", [sys.executable, WRITER, signals["bursts.raw"], server.fifo,
+                                          str(tmp_path / "writer.log")])
+        check("the writer wrote the 16 s in real time", writer.wait(timeout=40) == 0, writer.log()[-300:])
+        time.sleep(2.5)
+        stock.stop()
+        heard = heard_onsets(audio, reads)
+        lamps = rises(receiver.out_path)
+        offsets = [(rise - at) * 1000 for at in heard if (rise := next(
+            (t for t in lamps if at - 0.05 <= t <= at + 0.3), None)) is not None]
+        median = statistics.median(offsets) if offsets else float("nan")
+        figure(f"trixie's snapclient {versions['snapclient']}: the lamp against the stock client's sound, p50 "
+               f"{median:+.1f} ms over {len(offsets)} of {len(heard)} bursts")
+        check(f"the lamp rose with {len(offsets)} of {len(heard)} bursts, p50 {median:+.1f} ms (≤ 50 ms: emulated)",
+              len(heard) >= 16 and len(offsets) >= len(heard) - 1 and abs(median) <= 50,
+              " ".join(f"{o:+.0f}" for o in offsets) + receiver.log()[-600:])
+        check("the log says it joined and played", "connected to the Snapcast server" in receiver.log()
+              and "Snapcast: playing" in receiver.log(), receiver.log()[-1200:])
+    finally:
+        spawn.stop_all()
+        server.stop()

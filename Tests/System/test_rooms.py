@@ -15,6 +15,7 @@ import pytest
 
 from support import sound_servers
 from support.browser import open_page, page_status
+from support.impaired_link import ImpairedLink
 from support.processes import wait_for
 from support.snapcast import STAMPED, SnapServer, heard_onsets, stock_client
 from support.sound_servers import DESKTOP_NICE
@@ -36,10 +37,11 @@ def server(netns, tmp_path):
         started.stop()
 
 
-def room(spawn, name, server, *extra, env=None):
-    """A receiver that is the room `name` of `server`'s house, showing its frames on stdout."""
+def room(spawn, name, server, *extra, env=None, link=None):
+    """A receiver that is the room `name` of `server`'s house (through `link`, an ImpairedLink to it, if given),
+    showing its frames on stdout."""
     return spawn(f"room-{name.lower()}", "receive", "--bind", "127.0.0.1", "--port", "0", "--output", "stdout",
-                 "--stats-interval", "0", "--sound", server.url, "--name", name, *extra,
+                 "--stats-interval", "0", "--sound", (link or server).url, "--name", name, *extra,
                  env={**LEVEL, **(env or {})})
 
 
@@ -172,6 +174,22 @@ def test_with_sound_snapcast_alone_the_room_joins_the_server_dns_sd_announces(ne
         server.stop()
 
 
+def test_a_port_that_speaks_another_protocol_gets_one_line_that_says_what_to_check(server, spawn, check):
+    """The owner gave the server's control port (JSON-RPC, the stream's + 1) for its stream port: snapclient
+    connects, gets no Snapcast there, and retries each second; the log says so once, the lamps stay dark."""
+    kitchen = spawn("room-kitchen", "receive", "--bind", "127.0.0.1", "--port", "0", "--output", "stdout",
+                    "--stats-interval", "0", "--name", "Kitchen", "--play", "none",
+                    "--sound", f"snapcast://{server.host}:{server.control_port}", env=LEVEL)
+    said = "does not speak the Snapcast protocol"
+    check("one line says what answers there speaks another protocol, and which port to give",
+          wait_for(lambda: said in kitchen.log(), 15) and "stream port (1704" in kitchen.log(), kitchen.log()[-1200:])
+    time.sleep(4)  # snapclient's retries, each second
+    check("once, whatever the retries, and no 'connected' for each of them", kitchen.log().count(said) == 1
+          and kitchen.log().count("connected to the Snapcast server") <= 1, kitchen.log()[-1500:])
+    check("no lamp lit, and the receiver runs on", not any(max(levels) for levels in frames(kitchen))
+          and kitchen.alive())
+
+
 def test_without_snapclient_the_receiver_says_how_to_install_it(server, spawn, check):
     bare = room(spawn, "Kitchen", server, "--play", "none", env={"PATH": "/nonexistent"})
     check("one line says to install snapclient, and the receiver runs on",
@@ -181,11 +199,14 @@ def test_without_snapclient_the_receiver_says_how_to_install_it(server, spawn, c
 @pytest.mark.timing
 def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_their_sound(
         server, spawn, check, figure, signals, tmp_path):
-    """Two receivers and Debian's stock snapclient play their rooms' share into PulseAudio null sinks of their own
-    (all through ALSA's pulse plugin), whose monitors are recorded with each read stamped: there each room's sound
-    is heard. The rooms' sound against each other and against the stock client's, and each room's lamp against its
-    own sound, from 2 s into the stream."""
+    """Two receivers, each over a link of 20 ms ± 5 ms and 0.5 % loss (support/impaired_link.py), and Debian's
+    stock snapclient over a clean one play their rooms' share into PulseAudio null sinks of their own (all through
+    ALSA's pulse plugin), whose monitors are recorded with each read stamped: there each room's sound is heard.
+    The rooms' sound against each other and against the stock client's, and each room's lamp against its own
+    sound, from 2 s into the stream."""
     pulse = sound_servers.pulseaudio(str(tmp_path / "pulse"), "module-null-sink sink_name=kitchen")
+    links = {name: ImpairedLink(server.host, server.host, (server.port, server.control_port), seed=seed)
+             for seed, name in enumerate(("Kitchen", "Hall"), 1)}
     try:
         pulse.load_module("module-null-sink", "sink_name=hall")
         sound_servers.wait_for_sink(pulse, "hall")
@@ -200,7 +221,8 @@ def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_
                     "--player", "alsa", "--soundcard", "pulse", "--logsink", "stderr"],
                     env={**pulse.env, "PULSE_SINK": sink})
             else:
-                rooms[name] = room(spawn, name, server, "--play", "pulse", env={**pulse.env, "PULSE_SINK": sink})
+                rooms[name] = room(spawn, name, server, "--play", "pulse", env={**pulse.env, "PULSE_SINK": sink},
+                                   link=links[name])
             recordings[name] = (str(tmp_path / f"{sink}.raw"), str(tmp_path / f"{sink}.txt"))
             spawn.command(f"record-{sink}", [*DESKTOP_NICE, sys.executable, STAMPED, "reads", *recordings[name], "--",
                                              "parec", f"--device={sink}.monitor", "--raw", "--format=s16le",
@@ -247,9 +269,13 @@ def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_
             figure(f"{name}'s lamp against its own sound: p50 {median:+.1f} ms over {len(offsets)} bursts")
             check(f"{name}'s lamp with its sound: |p50| ≤ 15 ms", len(offsets) >= 16 and abs(median) <= 15,
                   " ".join(f"{o:+.0f}" for o in offsets))
+        figure("the links: " + ", ".join(f"{name} {link.retransmissions} reads held back as retransmitted"
+                                         for name, link in links.items()))
     finally:
         spawn.stop_all()
         pulse.stop()
+        for link in links.values():
+            link.stop()
 
 
 @pytest.mark.timing

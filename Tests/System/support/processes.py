@@ -125,6 +125,19 @@ def free_port(host="127.0.0.1"):
         return probe.getsockname()[1]
 
 
+def free_port_pair(host="127.0.0.1"):
+    """A TCP port P such that nobody listens on P or P + 1 right now (Snapcast's stream and control ports)."""
+    while True:
+        port = free_port(host)
+        if port < 65535:
+            with socket.socket() as probe:
+                try:
+                    probe.bind((host, port + 1))
+                    return port
+                except OSError:
+                    pass
+
+
 def wait_for(condition, timeout):
     """Polls `condition` every 10 ms for up to `timeout` s; its last value."""
     deadline = time.monotonic() + timeout

@@ -14,7 +14,7 @@ import os
 import socket
 import sys
 
-from support.processes import Process, free_port, wait_for
+from support.processes import Process, free_port_pair, wait_for
 from support.sound_timing import burst_places, read_arrivals
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,8 +29,7 @@ class SnapServer:
         runs through (an AvahiHost's, to publish itself by DNS-SD)."""
         self.folder, self.host, self.wrapper = folder, host, list(wrapper)
         # The control port is the stream's + 1, as Snapcast's own 1704 and 1705 (the receiver looks there).
-        self.port = port or next(port for port in iter(lambda: free_port(host), None)
-                                 if port < 65535 and _free(host, port + 1))
+        self.port = port or free_port_pair(host)
         self.control_port = self.port + 1
         self.fifo = os.path.join(folder, "snapfifo")
         os.mkfifo(self.fifo)
@@ -93,15 +92,6 @@ class SnapServer:
             for client in group["clients"]:
                 found[client["id"]] = {**client, "group": group}
         return found
-
-
-def _free(host, port):
-    with socket.socket() as probe:
-        try:
-            probe.bind((host, port))
-            return True
-        except OSError:
-            return False
 
 
 def stock_client(spawn, server, folder, name="stock"):
