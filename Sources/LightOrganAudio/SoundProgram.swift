@@ -38,8 +38,9 @@ final class SoundProgram: @unchecked Sendable {
         lines: @escaping @Sendable (String) -> String? = { $0 }
     ) {
         (self.name, self.channels, self.log, self.lines) = (name, channels, log, lines)
-        if let setpriv = Self.find("setpriv") {
-            // The program ends with the receiver, however the receiver ends.
+        if let setpriv = Self.find("setpriv"), !Self.isBusyBox(setpriv) {
+            // The program ends with the receiver, however the receiver ends (util-linux's setpriv; BusyBox's
+            // has no --pdeathsig: there the program ends when its pipes close).
             path = setpriv
             self.arguments = ["--pdeathsig", "TERM", "--", program] + arguments
         } else {
@@ -137,6 +138,13 @@ final class SoundProgram: @unchecked Sendable {
                 log("\(name): \(shown)")
             }
         }
+    }
+
+    /// Whether `path` is a link to BusyBox (an applet of a minimal system).
+    static func isBusyBox(_ path: String) -> Bool {
+        guard let resolved = realpath(path, nil) else { return false }
+        defer { free(resolved) }
+        return String(cString: resolved).hasSuffix("/busybox")
     }
 
     /// The path of `name` on PATH (with /usr/sbin and /sbin), nil when it is nowhere.

@@ -6,7 +6,8 @@ The counted boot of each model (support/raspberry_pi.py's Boots; guests/raspi-st
 600-pixel frames of test_strip_on_the_pi.py after it): the receiver with its three GPIO
 lamps fed the packaged sender's demo at 100 frames/s (the level response: every lamp moves all the time) for 30 s
 of the guest's time, then the same with 300 pixels (scroll) on SPI beside them, then the receiver's own sound (a pipe
-analysed and played) with the 300 pixels and no sender. How the figures are made exact
+analysed and played) with the 300 pixels and no sender, then the same as a room of a Snapcast house (snapserver in
+the guest, the receiver's snapclient child). How the figures are made exact
 under emulation:
 - QEMU counts instructions (`-icount shift=1`: 2 ns each): the guest's clock follows its instructions, whatever
   the host runs beside it.
@@ -124,6 +125,37 @@ def test_what_the_pis_own_sound_costs_beside_the_strip(counted_strip_pi, check, 
     figure(f"{short}: the receiver's own sound (a pipe analysed and played) with {PIXELS} pixels: user "
            f"{own[0] / own[2]:.2f} system {own[1] / own[2]:.2f} % of an emulated core, {ratio:.2f} times the strip fed "
            f"by a sender (user {fed[0] / fed[2]:.2f} system {fed[1] / fed[2]:.2f}); by thread {_threads(strip, 'own')}")
+
+
+def test_what_a_snapcast_room_costs_beside_the_strip(counted_strip_pi, check, figure):
+    """The receiver as a room of a Snapcast house (Debian's snapserver in the guest, its pipe written as the own
+    sound's; the receiver's snapclient child playing on ALSA's null device) driving the lamps and 300 pixels: the
+    receiver's and its snapclient's CPU against the same strip fed by a sender. A figure; the own sound's beside it."""
+    strip, short = counted_strip_pi, counted_strip_pi.model.short
+    fed = _cost(strip, "strip")
+    found = strip.pi.said(r"cost snap child-before ([0-9]+) ([0-9]+) cpu user ([0-9]+) system ([0-9]+) "
+                          r"over ([0-9.]+) ([0-9.]+)")
+    after = strip.pi.said(r"cost-snap child after ([0-9]+) ([0-9]+)")
+    if not check(f"{short}: the Snapcast run measured, the receiver's and its snapclient's", fed and found and after,
+                 f"{(strip.pi.said(r'cost-snap .*') or [''])[0]}"):
+        return
+    streams = strip.pi.said(r"cost-snap said ([0-9]+) streams")
+    check(f"{short}: the receiver played the house's stream ({streams[1] if streams else 0})",
+          streams is not None and int(streams[1]) >= 1)
+    seconds = float(found[6]) - float(found[5])
+    receiver = (int(found[3]), int(found[4]))
+    client = (int(after[1]) - int(found[1]), int(after[2]) - int(found[2]))
+    frames = strip.transfers("cost-snap")
+    check(f"{short}: its frames reach the strip ({len(frames) / seconds:.0f} frames/s on SPI)",
+          len(frames) / seconds >= 50, f"{len(frames)} transfers in {seconds:.1f} s")
+    total = sum(receiver) + sum(client)
+    ratio = (total / seconds) / max((fed[0] + fed[1]) / fed[2], 0.1)
+    own = _cost(strip, "own")
+    own_ratio = ((own[0] + own[1]) / own[2]) / max((fed[0] + fed[1]) / fed[2], 0.1) if own else float("nan")
+    figure(f"{short}: a Snapcast room with {PIXELS} pixels: the receiver user {receiver[0] / seconds:.2f} system "
+           f"{receiver[1] / seconds:.2f}, its snapclient user {client[0] / seconds:.2f} system {client[1] / seconds:.2f} "
+           f"% of an emulated core; {ratio:.2f} times the strip fed by a sender (the pipe's own sound: "
+           f"{own_ratio:.2f}); by thread {_threads(strip, 'snap')}")
 
 
 def test_the_lamps_keep_their_pwm_beside_a_300_pixel_strip(counted_strip_pi, check, figure):

@@ -155,6 +155,35 @@ if grep -q 'lightorgan.cost' /proc/cmdline; then
     echo "PI: cost-own said $(grep -c 'pipe /tmp/own.fifo: playing' /tmp/cost-own.log) streams"
     kill $writer; wait $writer
     kill -TERM $receiver; wait $receiver
+    # -- a room of a Snapcast house beside the strip: Debian's snapserver here, its pipe written as above, and the
+    # receiver joined to it through its snapclient child (receiver.sound: snapcast), played on ALSA's null device.
+    # The server and the writer share CPU 1 as the sender does in the strip run; the cost is the receiver's and
+    # its snapclient's, "PI: cost snap cpu … child user U system S".
+    mkfifo /tmp/snapfifo; mkdir -p /tmp/snapserver
+    printf '%s\n' "[server]" "datadir = /tmp/snapserver" "[http]" "enabled = false" "[tcp]" "bind_to_address = 127.0.0.1" \
+        "[stream]" "bind_to_address = 127.0.0.1" "source = pipe:///tmp/snapfifo?name=house&mode=read" \
+        "sampleformat = 44100:16:2" "codec = pcm" "buffer = 1000" >/tmp/snapserver.conf
+    $pin snapserver -c /tmp/snapserver.conf >/tmp/snapserver.log 2>&1 &
+    server=$!
+    $pin sh -c 'i=0; while [ $i -lt 500 ]; do dd if=/tmp/noise.raw bs=18520 count=1 skip=$((i % 100)) 2>/dev/null
+        sleep 0.1; i=$((i + 1)); done' >/tmp/snapfifo &
+    writer=$!
+    receiver cost-snap 8181 --output gpio --strip-device $spi --strip-pixels 300 --strip-effect scroll \
+        --sound snapcast://127.0.0.1:1704 --play null --name Kitchen
+    i=0; while [ $i -lt 60 ] && ! grep -q 'Snapcast: playing' /tmp/cost-snap.log; do sleep 0.5; i=$((i + 1)); done
+    sleep 3
+    client=$(for stat in /proc/[0-9]*/stat; do awk -v parent=$receiver '$4 == parent && $2 == "(snapclient)" { print $1 }' $stat; done 2>/dev/null | head -n 1)
+    if [ -n "$client" ]; then
+        set -- $(awk '{ print $14, $15 }' /proc/$client/stat)
+        before=$(threads $receiver)
+        mark cost-snap; cost $receiver "cost snap child-before $1 $2"; after=$(threads $receiver); mark cost-snap-end
+        echo "PI: cost-snap child after $(awk '{ print $14, $15 }' /proc/$client/stat)"
+        echo "PI: cost-snap threads before $before after $after"
+    else
+        echo "PI: cost-snap no snapclient child: $(tail -n 5 /tmp/cost-snap.log | tr '\n' '/') server: $(tail -n 3 /tmp/snapserver.log | tr '\n' '/')"
+    fi
+    echo "PI: cost-snap said $(grep -c 'Snapcast: playing' /tmp/cost-snap.log) streams"
+    kill $writer; kill -TERM $receiver; wait $receiver; kill -TERM $server; wait $server; wait $writer
     pin=""
 fi
 if [ "$(cat /sys/module/spidev/parameters/bufsiz)" -le 4096 ]; then

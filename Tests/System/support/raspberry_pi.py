@@ -18,12 +18,14 @@ each model the session shares (`pi_boots`), and the package installed in Debian 
 - QEMU runs with no display and no audio backend (`-nodefaults`, the console on the first UART), so it loads none of
   its modules: another QEMU's modules in the system's folder (qemu-system-gui 7.2's audio-pa.so) are never probed.
 - The initramfs: busybox, the package unpacked, openssl and the libraries both load from the bookworm root the
-  package was installed in (the oldest glibc it must run on), configfs, gpio-sim and spi-bcm2835 from the kernel's
-  modules, and the guest scripts: guests/raspi-init.sh as /init, guests/raspi-strip.sh as /strip-init.
+  package was installed in (the oldest glibc it must run on), Debian's snapserver and snapclient with theirs (the
+  cost benchmark's Snapcast run), configfs, gpio-sim and spi-bcm2835 from the kernel's modules, and the guest
+  scripts: guests/raspi-init.sh as /init, guests/raspi-strip.sh as /strip-init.
 The roots, the Pi's kernel and QEMU 10 are fetched once and cached in ~/.cache/lightorgan (support/debian_roots.py,
 support/qemu_backports.py).
 """
 import concurrent.futures
+import glob
 import gzip
 import lzma
 import os
@@ -189,8 +191,9 @@ def _needed_libraries(binary):
     return re.findall(r"Shared library: \[([^]]+)\]", output)
 
 
-def _initramfs(folder, deb, sysroot, kernel_folder, bookworm):
-    """The Pi's initramfs (see the module's docstring). Returns the path of its gzipped cpio archive."""
+def _initramfs(folder, deb, sysroot, kernel_folder, bookworm, snapcast):
+    """The Pi's initramfs (see the module's docstring), with snapserver and snapclient from the `snapcast` root.
+    Returns the path of its gzipped cpio archive."""
     tree = os.path.join(folder, "initramfs")
     for part in ("usr/bin", "usr/sbin", "usr/lib/modules", "usr/lib/ssl", "usr/lib/aarch64-linux-gnu", "dev", "proc",
                  "sys", "tmp", "etc"):
@@ -204,15 +207,27 @@ def _initramfs(folder, deb, sysroot, kernel_folder, bookworm):
     # page's WebSocket with `openssl s_client` (a page's load on the Pi, without a browser).
     shutil.copy(os.path.join(bookworm, "usr/bin/openssl"), os.path.join(tree, "usr/bin/openssl"))
     shutil.copy(os.path.join(bookworm, "usr/lib/ssl/openssl.cnf"), os.path.join(tree, "usr/lib/ssl/openssl.cnf"))
-    libraries = os.path.join(bookworm, "usr/lib/aarch64-linux-gnu")
+    for program in ("snapserver", "snapclient"):
+        shutil.copy(os.path.join(snapcast, "usr/bin", program), os.path.join(tree, "usr/bin", program))
+    # Each library from the package's install in the bookworm root, else from the snapcast root (a copy of the
+    # same plain root with the two programs' Depends).
+    places = [os.path.join(root, "usr/lib/aarch64-linux-gnu") for root in (bookworm, snapcast)]
     inside = os.path.join(tree, "usr/lib/aarch64-linux-gnu")
-    queue = [os.path.join(tree, "usr/bin/lightorgan"), os.path.join(tree, "usr/bin/openssl")]
+    queue = [os.path.join(tree, "usr/bin", program) for program in ("lightorgan", "openssl", "snapserver",
+                                                                     "snapclient")]
     while queue:
         for library in _needed_libraries(queue.pop(0)):
-            if not os.path.exists(os.path.join(inside, library)):
-                shutil.copy(os.path.join(libraries, library), os.path.join(inside, library))
-                queue.append(os.path.join(inside, library))
-    shutil.copy(os.path.join(libraries, "ld-linux-aarch64.so.1"), os.path.join(tree, "usr/lib/ld-linux-aarch64.so.1"))
+            # A library in a folder of its own (libpulse's libpulsecommon, by its RUNPATH) goes there again.
+            found = next((os.path.relpath(path, place) for place in places
+                          for path in (os.path.join(place, library), *glob.glob(os.path.join(place, "*", library)))
+                          if os.path.exists(path)), library)
+            if not os.path.exists(os.path.join(inside, found)):
+                os.makedirs(os.path.dirname(os.path.join(inside, found)), exist_ok=True)
+                source = next((os.path.join(place, found) for place in places
+                               if os.path.exists(os.path.join(place, found))), os.path.join(places[0], found))
+                shutil.copy(source, os.path.join(inside, found))
+                queue.append(os.path.join(inside, found))
+    shutil.copy(os.path.join(places[0], "ld-linux-aarch64.so.1"), os.path.join(tree, "usr/lib/ld-linux-aarch64.so.1"))
     for module in MODULES:
         packed = os.path.join(kernel_folder, f"{module}.ko.xz")
         if os.path.exists(packed):
@@ -331,9 +346,24 @@ def boot_files(tmp_path_factory, installs, pi_package, beside):
                         key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
                                           for part in re.split(r"[.-]", name)])[-1]
         kernel_folder = os.path.join(modules, kernel)
+        snapcast = _snapcast_root(folder, pi_package, wrapper)
         return BootFiles(sysroot, kernel, kernel_folder,
-                         _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm))
+                         _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm, snapcast))
     return lambda: beside.result(BOOT_FILES, make)
+
+
+def _snapcast_root(folder, deb, wrapper):
+    """A copy of the bookworm arm64 root with Debian's snapserver and snapclient installed (from the cached .debs,
+    fetched first when the cache lacks them), for the cost benchmark's Snapcast run: the initramfs takes the two
+    programs and their libraries from it."""
+    root, cached = os.path.join(folder, "snapcast-root"), debian_roots.arm64_root("bookworm")
+    debian_roots.fetch_depends("bookworm", cached, deb, extra=("snapserver", "snapclient"), wrapper=wrapper)
+    debian_roots.copy_root("bookworm", cached, root, deb)
+    result = debian_roots.in_root(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", "snapserver",
+                                         "snapclient"], timeout=1800, wrapper=wrapper)
+    if result.returncode != 0:
+        raise RuntimeError(f"bookworm: installing snapserver and snapclient failed:\n{result.stdout[-2000:]}")
+    return root
 
 
 BOOT_FILES = "the Pi's kernel and initramfs"
