@@ -302,6 +302,8 @@ struct SnapclientLine {
                 "the server streams \(stream) (\(channels) channels); the receiver reads stereo only: set the stream's sampleformat to …:2 in snapserver.conf"
         }
         if message.hasPrefix("Snapclient terminated") || message.hasPrefix("Received signal") { return nil }
+        // Not snapclient's log (the loader's, a wrapper's "setpriv: …"): said as it is, it may be why it ends.
+        if level.isEmpty, tag.isEmpty { return message.isEmpty ? nil : message }
         guard level == "Error" || level == "Warning" || level == "Notice" || level == "Fatal" else { return nil }
         if message.hasPrefix("No chunks available") || message.hasPrefix("Exception: Not enough frames") { return nil }
         if level == "Error" {

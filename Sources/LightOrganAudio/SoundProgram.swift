@@ -38,9 +38,10 @@ final class SoundProgram: @unchecked Sendable {
         lines: @escaping @Sendable (String) -> String? = { $0 }
     ) {
         (self.name, self.channels, self.log, self.lines) = (name, channels, log, lines)
-        if let setpriv = Self.find("setpriv"), !Self.isBusyBox(setpriv) {
-            // The program ends with the receiver, however the receiver ends (util-linux's setpriv; BusyBox's
-            // has no --pdeathsig: there the program ends when its pipes close).
+        if let setpriv = Self.deathSignalWrapper {
+            // The program ends with the receiver, however the receiver ends. Where setpriv cannot run (the
+            // service's sandbox, BusyBox's), the service's stop ends it with the rest of its control group, and
+            // elsewhere its closed pipe does.
             path = setpriv
             self.arguments = ["--pdeathsig", "TERM", "--", program] + arguments
         } else {
@@ -139,6 +140,16 @@ final class SoundProgram: @unchecked Sendable {
             }
         }
     }
+
+    /// util-linux's `setpriv`, when it can give a program a death signal here: nil where it is missing, is
+    /// BusyBox's (no `--pdeathsig`), or fails. In the service's sandbox (no capabilities, no new privileges)
+    /// util-linux's exits 127, "setpriv: activate capabilities: Operation not permitted", whatever it is asked.
+    static let deathSignalWrapper: String? = {
+        guard let setpriv = find("setpriv"), !isBusyBox(setpriv), let truth = find("true") else { return nil }
+        let tried = try? ChildProcess.run(
+            path: setpriv, arguments: ["--pdeathsig", "TERM", "--", truth], timeLimit: 5)
+        return tried?.termination == .exited(0) ? setpriv : nil
+    }()
 
     /// Whether `path` is a link to BusyBox (an applet of a minimal system).
     static func isBusyBox(_ path: String) -> Bool {

@@ -71,4 +71,11 @@ struct SnapclientLineTests {
         #expect(shown[1].hasPrefix("cannot reach the Snapcast server (Connection refused)"))
         #expect(state.connectedTo == "127.0.0.1")
     }
+
+    @Test("a line that is not snapclient's log (the loader's, a wrapper's) is said as it is")
+    func notItsLog() {
+        let loader = "snapclient: error while loading shared libraries: libsoxr.so.0: cannot open shared object file"
+        let (shown, _) = Self.told([loader, ""])
+        #expect(shown == [loader])
+    }
 }

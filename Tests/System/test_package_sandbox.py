@@ -11,6 +11,8 @@ under a real systemd the receiver works in that sandbox, which refuses what the 
 What cannot run here: the devices (no GPIO chip, spidev or WS2812 device on this machine; the emulated Pis
 boot busybox, not systemd), so DeviceAllow= is checked for its words, not its effect on those devices.
 """
+import array
+import math
 import os
 import re
 import subprocess
@@ -153,6 +155,72 @@ def test_the_receiver_works_in_the_packaged_units_sandbox(booted, check, figure)
           f"sender {sender.returncode}, raw {raw.returncode}: {tail(raw.stderr, 2)}")
     check("it never died on a refused system call and stopped cleanly on SIGTERM (Result=success, NRestarts=0)",
           stopped.returncode == 0 and "Result=success" in result and "NRestarts=0" in result, result)
+
+
+@pytest.mark.slow
+def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted, check):
+    """receiver.sound: snapcast in the packaged unit: its snapclient child runs inside the same sandbox (seccomp,
+    no new privileges, the service user), joins a snapserver on the same machine and lights the lamps with its
+    stream, and the receiver never dies on a refused system call. Debian's own snapserver and snapclient
+    services (the packages' defaults) are stopped first; the house's server runs beside, outside the sandbox."""
+    if not check("systemd-nspawn booted the root", booted.state == "running", booted.state):
+        return
+    service = "lightorgan-receiver.service"
+    booted.run(["systemctl", "disable", "--now", "snapserver.service", "snapclient.service"])
+    house = os.path.join(booted.root, "srv/house")
+    os.makedirs(os.path.join(house, "data"), exist_ok=True)
+    os.mkfifo(os.path.join(house, "snapfifo"))
+    with open(os.path.join(house, "snapserver.conf"), "w") as conf:
+        conf.write("[server]\ndatadir = /srv/house/data\n[http]\nenabled = false\n[tcp]\nbind_to_address = 127.0.0.1\n"
+                   "[stream]\nbind_to_address = 127.0.0.1\nsource = pipe:///srv/house/snapfifo?name=house&mode=read\n"
+                   "sampleformat = 44100:16:2\ncodec = pcm\nbuffer = 1000\n")
+    tone = array.array("h", (int(12000 * math.sin(2 * math.pi * 1000 * n / 44100)) for n in range(44100 * 8)
+                             for _ in range(2)))
+    with open(os.path.join(house, "tone.raw"), "wb") as raw:
+        tone.tofile(raw)
+    started = booted.run(["systemd-run", "--unit", "house", "snapserver", "-c", "/srv/house/snapserver.conf"])
+    check("the house's snapserver runs beside", started.returncode == 0, tail(started.stdout + started.stderr, 3))
+    booted._write(f"etc/systemd/system/{service}.d/test-snapcast.conf",
+                  "[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND=snapcast://127.0.0.1:1704 "
+                  "LIGHTORGAN_RECEIVER_PLAY=none LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
+    before = len(_journal(booted).splitlines())
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "restart", service], timeout=30)
+
+    def since():
+        return _journal(booted).splitlines()[before:]
+    joined = wait_for(lambda: any("connected to the Snapcast server at 127.0.0.1" in line for line in since()), 30)
+    check("the receiver's snapclient joined the server from inside the sandbox", joined, "\n".join(since()[-12:]))
+    main = booted.run(["systemctl", "show", "-p", "MainPID", "--value", service]).stdout.strip()
+    children = booted.run(["sh", "-c", f"grep -l '^PPid:[[:space:]]*{main}$' /proc/[0-9]*/status"]).stdout.split()
+    client = next((path for path in children
+                   if booted.run(["sh", "-c", f"grep -q '^Name:[[:space:]]*snapclient' {path}"]).returncode == 0), None)
+    fields = dict(re.findall(r"(?m)^(\w+):\s+(.*)$", booted.run(["cat", client]).stdout)) if client else {}
+    uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
+    check("snapclient runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
+          fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
+          and fields.get("Uid", "").split()[:1] == [uid],
+          {name: fields.get(name) for name in ("Name", "Seccomp", "NoNewPrivs", "CapBnd", "Uid")})
+    writer = booted.run(["systemd-run", "--unit", "house-writer", "sh", "-c",
+                         "cat /srv/house/tone.raw > /srv/house/snapfifo"])
+
+    def lit():
+        return [line for line in since() if re.fullmatch(r"[0-9.]+ [0-9]+ [0-9]+ [0-9]+", line)
+                and int(line.split()[2]) >= 128]
+    check("the lamps follow the house's stream (a 1 kHz tone: the mid lamp)",
+          writer.returncode == 0 and wait_for(lambda: len(lit()) >= 50, 20), "\n".join(since()[-12:]))
+    check("the log says it played", wait_for(lambda: any("Snapcast: playing" in line for line in since()), 5))
+    result = booted.run(["systemctl", "show", "-p", "Result", "-p", "NRestarts", "-p", "ActiveState", service]).stdout
+    check("the receiver never died on a refused system call (active, Result=success, NRestarts=0)",
+          "ActiveState=active" in result and "Result=success" in result and "NRestarts=0" in result,
+          result + "\n".join(since()[-8:]))
+    refused = [line for line in since() if "snapclient" in line and ("Operation not permitted" in line
+                                                                    or "Permission denied" in line)]
+    check("snapclient was refused nothing it said", not refused, "\n".join(refused[:5]))
+    booted.run(["systemctl", "stop", "house-writer.service", "house.service"])
+    os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/test-snapcast.conf"))
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "stop", service], timeout=30)
 
 
 def _probe(booted, properties):

@@ -51,10 +51,10 @@ def root(suite, arch, variant="minbase"):
 
 
 # What the booted root holds besides minbase: systemd as PID 1, the system bus and avahi-daemon (the receiver
-# publishes through them), iproute2 (its test network) and the package's Depends, so that `dpkg -i` installs it
-# there without a network.
+# publishes through them), iproute2 (its test network), the package's Depends, so that `dpkg -i` installs it
+# there without a network, and snapserver and snapclient (a room of a Snapcast house from inside the sandbox).
 SYSTEMD_ROOT_PACKAGES = ("systemd-sysv,dbus,avahi-daemon,avahi-utils,openssl,adduser,libasound2,libavahi-client3,"
-                         "libyaml-0-2,libmosquitto1,iproute2")
+                         "libyaml-0-2,libmosquitto1,iproute2,snapserver,snapclient")
 
 
 def systemd_root():
