@@ -4,11 +4,11 @@ import LightOrganTestSupport
 
 /// `lightorgan-fuzz`: property-based fuzzing of what parses untrusted input.
 ///
-/// `lightorgan-fuzz [TARGET…] [--count N] [--seed S]`, TARGET one of `assembler`, `handler`,
+/// `lightorgan-fuzz [TARGET…] [--count N | --share PERCENT] [--seed S]`, TARGET one of `assembler`, `handler`,
 /// `arbiter`, `settings-catalog`, `settings`, `settings-file`, `page-requests`, `page-audio`,
 /// `page-settings`, `page-admission`, `home-commands` (default: all, each with its own
 /// default count: millions where an input costs microseconds; the whole loader, at about 0.5 ms an
-/// input through swift-configuration, gets tens of thousands). Every
+/// input through swift-configuration, gets tens of thousands; `--share 25`: a quarter of each). Every
 /// run is seeded (SplitMix64) and prints its seed, so a failure can be replayed. Each target checks
 /// properties on random input; the first violation stops the run with its input and exit status 1.
 @main
@@ -21,6 +21,7 @@ enum FuzzMain {
             return UInt64(arguments[index + 1])
         }
         let count = option("--count").map(Int.init)
+        let share = min(max(option("--share") ?? 100, 1), 100)
         let seed = option("--seed") ?? UInt64(Date().timeIntervalSince1970 * 1000)
         let targets: [(String, Int, (inout SplitMix64, Int) async throws(FuzzFailure) -> Void)] = [
             ("assembler", 4_000_000, AssemblerFuzz.run),
@@ -37,13 +38,15 @@ enum FuzzMain {
         ]
         let chosen = arguments.isEmpty ? targets : targets.filter { arguments.contains($0.0) }
         guard !chosen.isEmpty else {
-            print("usage: lightorgan-fuzz [\(targets.map(\.0).joined(separator: "|"))…] [--count N] [--seed S]")
+            print(
+                "usage: lightorgan-fuzz [\(targets.map(\.0).joined(separator: "|"))…] [--count N | --share PERCENT] [--seed S]"
+            )
             exit(2)
         }
         var passed = 0, failed = 0
         for (name, defaultCount, run) in chosen {
             var generator = SplitMix64(seed: seed)
-            let inputs = count ?? defaultCount
+            let inputs = count ?? max(1, defaultCount * Int(share) / 100)
             let started = Date()
             do {
                 try await run(&generator, inputs)
