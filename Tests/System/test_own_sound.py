@@ -24,7 +24,7 @@ from support.processes import free_port, listening, wait_for
 from support.snapcast import SnapServer, heard_onsets, stock_client
 from support.sound_servers import DESKTOP_NICE
 from support.sound_signals import BANDS, RATE
-from support.sound_timing import burst_offsets_ms, reference_onsets, rises
+from support.sound_timing import burst_offsets_ms, nearest, reference_onsets, rises
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WRITER = os.path.join(HERE, "support", "paced_writer.py")
@@ -418,6 +418,18 @@ def trixie_speaker(tmp_path_factory, pi_package, beside):
     return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, pi_package))
 
 
+def _receiver_in_root(spawn, root, options):
+    """The Pi's own binary receiving in `root` through qemu-user (a private mount namespace with its /proc and
+    /dev, a clean environment, the level response, no page), on a free port here, lines on stdout; `options`:
+    the rest of its command line, as the shell takes it."""
+    inside = ("/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LIGHTORGAN_ANALYSIS_RESPONSE=level "
+              "LIGHTORGAN_PAGE_ENABLED=false XDG_STATE_HOME=/tmp/state /usr/bin/lightorgan receive --bind 127.0.0.1 "
+              f"--port {free_port()} --output stdout --stats-interval 0 {options}")
+    return spawn.command("receiver", ["unshare", "--mount", "--propagation", "private", "--", "bash", "-c",
+                                      f"mount -t proc proc {root}/proc; mount --rbind /dev {root}/dev; "
+                                      f"exec chroot {root} {inside}"])
+
+
 @pytest.mark.airplay
 @pytest.mark.pi
 @pytest.mark.package
@@ -438,13 +450,7 @@ def test_on_trixie_shairport_sync_4_3_7_plays_and_lights_the_tones(trixie_speake
                    "<allow own='*'/><allow user='*'/></policy></busconfig>")
     spawn.command("dbus", ["dbus-daemon", f"--config-file={bus}", "--nofork"])
     check("a system bus for shairport-sync (its Avahi client)", wait_for(lambda: os.path.exists(socket_path), 10))
-    port = free_port()
-    inside = ("/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LIGHTORGAN_ANALYSIS_RESPONSE=level "
-              "LIGHTORGAN_PAGE_ENABLED=false XDG_STATE_HOME=/tmp/state /usr/bin/lightorgan receive --bind 127.0.0.1 "
-              f"--port {port} --output stdout --stats-interval 0 --sound airplay --play file:'/tmp/played.raw',raw")
-    receiver = spawn.command("receiver", ["unshare", "--mount", "--propagation", "private", "--", "bash", "-c",
-                                          f"mount -t proc proc {root}/proc; mount --rbind /dev {root}/dev; "
-                                          f"exec chroot {root} {inside}"])
+    receiver = _receiver_in_root(spawn, root, "--sound airplay --play file:'/tmp/played.raw',raw")
     speaking = wait_for(lambda: listening(5000) or not receiver.alive(), 60) and receiver.alive()
     check("the receiver runs its shairport-sync 4.3.7 on port 5000", speaking and "shairport-sync 4.3.7" in receiver.log(),
           receiver.log()[-600:])
@@ -473,13 +479,7 @@ def test_on_trixie_snapclient_0_31_joins_a_bookworm_server_and_lights_with_the_s
     (tmp_path / "house").mkdir()
     server = SnapServer(str(tmp_path / "house"))
     try:
-        inside = ("/usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LIGHTORGAN_ANALYSIS_RESPONSE=level "
-                  "LIGHTORGAN_PAGE_ENABLED=false XDG_STATE_HOME=/tmp/state /usr/bin/lightorgan receive "
-                  f"--bind 127.0.0.1 --port {free_port()} --output stdout --stats-interval 0 --sound {server.url} "
-                  "--name Kitchen --play none")
-        receiver = spawn.command("receiver", ["unshare", "--mount", "--propagation", "private", "--", "bash", "-c",
-                                              f"mount -t proc proc {root}/proc; mount --rbind /dev {root}/dev; "
-                                              f"exec chroot {root} {inside}"])
+        receiver = _receiver_in_root(spawn, root, f"--sound {server.url} --name Kitchen --play none")
         stock, audio, reads = stock_client(spawn, server, str(tmp_path))
         check("the trixie room joined the bookworm server by its name", wait_for(
             lambda: server.clients().get("kitchen", {}).get("connected"), 60), receiver.log()[-1200:])
@@ -490,8 +490,7 @@ def test_on_trixie_snapclient_0_31_joins_a_bookworm_server_and_lights_with_the_s
         stock.stop()
         heard = heard_onsets(audio, reads)
         lamps = rises(receiver.out_path)
-        offsets = [(rise - at) * 1000 for at in heard if (rise := next(
-            (t for t in lamps if at - 0.05 <= t <= at + 0.3), None)) is not None]
+        offsets = [(rise - at) * 1000 for at in heard if (rise := nearest(lamps, at)) is not None]
         median = statistics.median(offsets) if offsets else float("nan")
         figure(f"trixie's snapclient {versions['snapclient']}: the lamp against the stock client's sound, p50 "
                f"{median:+.1f} ms over {len(offsets)} of {len(heard)} bursts")

@@ -180,7 +180,7 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
         tone.tofile(raw)
     started = booted.run(["systemd-run", "--unit", "house", "snapserver", "-c", "/srv/house/snapserver.conf"])
     check("the house's snapserver runs beside", started.returncode == 0, tail(started.stdout + started.stderr, 3))
-    booted._write(f"etc/systemd/system/{service}.d/test-snapcast.conf",
+    booted.write(f"etc/systemd/system/{service}.d/test-snapcast.conf",
                   "[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND=snapcast://127.0.0.1:1704 "
                   "LIGHTORGAN_RECEIVER_PLAY=none LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
     before = len(_journal(booted).splitlines())

@@ -19,7 +19,7 @@ from support.impaired_link import ImpairedLink
 from support.processes import wait_for
 from support.snapcast import STAMPED, SnapServer, heard_onsets, stock_client
 from support.sound_servers import DESKTOP_NICE
-from support.sound_timing import reference_onsets, rises
+from support.sound_timing import nearest, reference_onsets, rises
 
 pytestmark = pytest.mark.snapcast
 
@@ -48,11 +48,6 @@ def room(spawn, name, server, *extra, env=None, link=None):
 def write(spawn, server, audio, log):
     """Writes `audio` into the server's pipe in real time (as librespot or shairport-sync would)."""
     return spawn.command("writer", [sys.executable, WRITER, audio, server.fifo, log])
-
-
-def nearest(times, at, before=0.05, after=0.3):
-    """The first of `times` from `before` s before `at` to `after` s after it, or None."""
-    return next((t for t in times if at - before <= t <= at + after), None)
 
 
 def percentile(values, fraction):

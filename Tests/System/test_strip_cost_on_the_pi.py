@@ -46,6 +46,11 @@ def _cost(strip, run):
     return (int(found[1]), int(found[2]), float(found[4]) - float(found[3])) if found else None
 
 
+def _times_as_much(cost, yardstick):
+    """How many times `yardstick`'s user and system time a second `cost` took (both `_cost` triples)."""
+    return ((cost[0] + cost[1]) / cost[2]) / max((yardstick[0] + yardstick[1]) / yardstick[2], 0.1)
+
+
 def _threads(strip, run):
     """{thread name: (user ticks, system ticks)} the receiver's threads alive at the run's end used in it (threads
     of one name summed; one started in the run counts whole)."""
@@ -91,7 +96,7 @@ def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_stri
           frames and {len(transfer.data) for transfer in frames} == {size},
           f"{len(frames)} transfers in {with_strip[2]:.1f} s, sizes {sorted({len(t.data) for t in frames})[:4]}")
     user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
-    total_ratio = ((with_strip[0] + with_strip[1]) / with_strip[2]) / max((lamps[0] + lamps[1]) / lamps[2], 0.1)
+    total_ratio = _times_as_much(with_strip, lamps)
     threads = {run: _threads(strip, run) for run in ("lamps", "strip")}
     figure(f"{short}: receiver CPU, % of an emulated core (instructions counted, exact accounting): lamps alone user "
            f"{lamps[0] / lamps[2]:.2f} system {lamps[1] / lamps[2]:.2f}; with {PIXELS} pixels user "
@@ -121,7 +126,7 @@ def test_what_the_pis_own_sound_costs_beside_the_strip(counted_strip_pi, check, 
     frames = strip.transfers("cost-own")
     check(f"{short}: its frames reach the strip ({len(frames) / own[2]:.0f} frames/s on SPI)",
           len(frames) / own[2] >= 50, f"{len(frames)} transfers in {own[2]:.1f} s")
-    ratio = ((own[0] + own[1]) / own[2]) / max((fed[0] + fed[1]) / fed[2], 0.1)
+    ratio = _times_as_much(own, fed)
     figure(f"{short}: the receiver's own sound (a pipe analysed and played) with {PIXELS} pixels: user "
            f"{own[0] / own[2]:.2f} system {own[1] / own[2]:.2f} % of an emulated core, {ratio:.2f} times the strip fed "
            f"by a sender (user {fed[0] / fed[2]:.2f} system {fed[1] / fed[2]:.2f}); by thread {_threads(strip, 'own')}")
@@ -148,10 +153,9 @@ def test_what_a_snapcast_room_costs_beside_the_strip(counted_strip_pi, check, fi
     frames = strip.transfers("cost-snap")
     check(f"{short}: its frames reach the strip ({len(frames) / seconds:.0f} frames/s on SPI)",
           len(frames) / seconds >= 50, f"{len(frames)} transfers in {seconds:.1f} s")
-    total = sum(receiver) + sum(client)
-    ratio = (total / seconds) / max((fed[0] + fed[1]) / fed[2], 0.1)
+    ratio = _times_as_much((receiver[0] + client[0], receiver[1] + client[1], seconds), fed)
     own = _cost(strip, "own")
-    own_ratio = ((own[0] + own[1]) / own[2]) / max((fed[0] + fed[1]) / fed[2], 0.1) if own else float("nan")
+    own_ratio = _times_as_much(own, fed) if own else float("nan")
     figure(f"{short}: a Snapcast room with {PIXELS} pixels: the receiver user {receiver[0] / seconds:.2f} system "
            f"{receiver[1] / seconds:.2f}, its snapclient user {client[0] / seconds:.2f} system {client[1] / seconds:.2f} "
            f"% of an emulated core; {ratio:.2f} times the strip fed by a sender (the pipe's own sound: "

@@ -4,7 +4,7 @@
 `BootedRoot(folder, deb, probe)` copies the root, installs the package and the static probe
 (guests/sandbox-probe.c, built by the test), adds a drop-in that changes only the packaged unit's ExecStart (to add
 `--output stdout`: the sandbox is the package's) and a private network of its own: lo and a veth pair, ADDRESS on
-lt0. It waits up to 2 minutes for its systemd to say running (`.state`); `.run(command)` runs a command inside,
+lt0. It waits up to 2 minutes for its systemd to say running (`.state`); `.run(command)` runs a command inside, `.write(path, text)` writes a file in it,
 `.net(command)` one of this machine's in its network namespace only, `.stop()` powers it off and removes the copy.
 """
 import os
@@ -28,11 +28,11 @@ class BootedRoot:
         subprocess.run(["cp", "-a", debian_roots.systemd_root(), self.root], check=True)
         shutil.copy(deb, os.path.join(self.root, "tmp", "lightorgan.deb"))
         shutil.copy(probe, os.path.join(self.root, "usr/local/bin/sandbox-probe"))
-        self._write("etc/systemd/system/lightorgan-receiver.service.d/test-output.conf",
+        self.write("etc/systemd/system/lightorgan-receiver.service.d/test-output.conf",
                     "[Service]\nExecStart=\nExecStart=/usr/bin/lightorgan receive --config "
                     "/etc/lightorgan/lightorgan.yaml --output stdout\n")
         # A LAN of its own before anything starts: a veth pair (lt0 10.77.9.2/24, lt1 up), multicast on lo too.
-        self._write("etc/systemd/system/test-network.service",
+        self.write("etc/systemd/system/test-network.service",
                     "[Unit]\nDefaultDependencies=no\nBefore=network-online.target avahi-daemon.service\n"
                     f"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'ip link set lo up multicast on; "
                     f"ip link add lt0 type veth peer name lt1; ip addr add {ADDRESS}/24 dev lt0; ip link set lt1 up; "
@@ -40,7 +40,7 @@ class BootedRoot:
         os.makedirs(os.path.join(self.root, "etc/systemd/system/network-online.target.wants"), exist_ok=True)
         os.symlink("/etc/systemd/system/test-network.service",
                    os.path.join(self.root, "etc/systemd/system/network-online.target.wants/test-network.service"))
-        self._write("etc/avahi/avahi-daemon.conf", "[server]\nuse-ipv4=yes\nuse-ipv6=no\nallow-interfaces=lt0\n"
+        self.write("etc/avahi/avahi-daemon.conf", "[server]\nuse-ipv4=yes\nuse-ipv6=no\nallow-interfaces=lt0\n"
                     "[publish]\npublish-workstation=no\npublish-hinfo=no\n")
         self.installed = debian_roots.in_root(self.root, ["dpkg", "-i", "/tmp/lightorgan.deb"], timeout=300)
         self._write_log("dpkg-i.txt", self.installed.stdout)
@@ -57,7 +57,8 @@ class BootedRoot:
             return self.state in ("running", "degraded")
         wait_for(settled, 120)
 
-    def _write(self, path, text):
+    def write(self, path, text):
+        """Writes `text` to the file at `path` in the root (its folders made), seen inside at once."""
         full = os.path.join(self.root, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "w") as file:

@@ -218,15 +218,15 @@ def _initramfs(folder, deb, sysroot, kernel_folder, bookworm, snapcast):
     while queue:
         for library in _needed_libraries(queue.pop(0)):
             # A library in a folder of its own (libpulse's libpulsecommon, by its RUNPATH) goes there again.
-            found = next((os.path.relpath(path, place) for place in places
-                          for path in (os.path.join(place, library), *glob.glob(os.path.join(place, "*", library)))
-                          if os.path.exists(path)), library)
-            if not os.path.exists(os.path.join(inside, found)):
-                os.makedirs(os.path.dirname(os.path.join(inside, found)), exist_ok=True)
-                source = next((os.path.join(place, found) for place in places
-                               if os.path.exists(os.path.join(place, found))), os.path.join(places[0], found))
-                shutil.copy(source, os.path.join(inside, found))
-                queue.append(os.path.join(inside, found))
+            candidates = ((place, path) for place in places
+                          for path in (os.path.join(place, library), *glob.glob(os.path.join(place, "*", library))))
+            place, source = next(((place, path) for place, path in candidates if os.path.exists(path)),
+                                 (places[0], os.path.join(places[0], library)))
+            target = os.path.join(inside, os.path.relpath(source, place))
+            if not os.path.exists(target):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copy(source, target)
+                queue.append(target)
     shutil.copy(os.path.join(places[0], "ld-linux-aarch64.so.1"), os.path.join(tree, "usr/lib/ld-linux-aarch64.so.1"))
     for module in MODULES:
         packed = os.path.join(kernel_folder, f"{module}.ko.xz")

@@ -4,7 +4,8 @@
   receivers' clock (CLOCK_MONOTONIC) as the read returned (`read_arrivals`); `tone_breaks_at` finds where a
   recorded 1 kHz tone broke off, on that clock.
 - A receiver's `--output stdout` lines "TIME BASS MID TREBLE": `rises` finds the mid lamp's rises; `shift_ms`
-  pairs two receivers' rises, `made_shift_ms` pairs one receiver's rises with when each burst was made.
+  pairs two receivers' rises, `made_shift_ms` pairs one receiver's rises with when each burst was made;
+  `nearest` finds the rise (or onset) that goes with a time.
 All audio is raw 48 kHz stereo s16le.
 """
 import array
@@ -34,6 +35,11 @@ def tone_breaks_at(audio_path, reads_path):
                 breaks.append(next((t for end, t in arrivals if end > place), arrivals[-1][1]))
             last = place
     return breaks
+
+
+def nearest(times, at, before=0.05, after=0.3):
+    """The first of `times` from `before` s before `at` to `after` s after it, or None."""
+    return next((t for t in times if at - before <= t <= at + after), None)
 
 
 def rises(path):
