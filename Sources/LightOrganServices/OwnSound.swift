@@ -37,6 +37,12 @@ final class OwnSound: @unchecked Sendable {
     private let logger: Logger
     private let queue: SoundQueue
     private let state = Mutex<(playing: Bool, stopped: Bool, streams: Int, failure: String?)>((false, false, 0, nil))
+    /// The number of the stream whose connection is open on the switchboard, 0 for none. Every stream's
+    /// connection has the same id (``PageStatistics/ownSoundID``), and a stream's last frames are shown after
+    /// the next stream may have begun (its pacer drains them at their time): only the stream that opened
+    /// the connection last may close it, so an ending stream never takes the lamps from the one after it.
+    /// Held while the switchboard is told, so opening and closing never interleave.
+    private let connectedStream = Mutex(0)
     /// Set when the reader (and the player) have ended: the input and the device are let go.
     private let ended = ThreadCondition()
     private var threadsRunning = 0
@@ -137,13 +143,20 @@ final class OwnSound: @unchecked Sendable {
             return state.streams
         }
         let connection = FrameConnection(localID: PageStatistics.ownSoundID, label: input.label) {}
-        let admitted = switchboard.opened(connection)
         let switchboard = switchboard
+        let admitted = connectedStream.withLock { connected in
+            connected = number
+            return switchboard.opened(connection)
+        }
         let gate = Gate(
             FrameStream.Delivery { frame in
                 if admitted { switchboard.arrived(frame, completed: 1, bytes: LevelFrame.byteCount, on: connection) }
-            } finished: { _ in
-                if admitted { switchboard.closed(connection) }
+            } finished: { [self] _ in
+                connectedStream.withLock { connected in
+                    guard admitted, connected == number else { return }
+                    connected = 0
+                    switchboard.closed(connection)
+                }
             })
         let pacer = SpeakerPacer(sampleRate: input.format.sampleRate, framesPerSecond: framesPerSecond, into: gate)
         pacer.start()
