@@ -168,16 +168,27 @@ def _fetch_up_front(request):
     for item in items:
         for marker in item.iter_markers():
             packages += PACKAGES.get(marker.name, [])
+    started = time.monotonic()
     with caches.locked("apt"):
         caches.install_packages(dict.fromkeys(packages))
+    _say_fetched("the markers' Debian packages", started)
     seen = set()
     for item in items:
         fetch = getattr(item.module, "fetch_up_front", None)
         if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
             seen.add(fetch)
+            started = time.monotonic()
             # fetch_up_front(request) may look at the selection; it asks for no package (--fetch-only runs before
             # they are built).
             fetch(request) if inspect.signature(fetch).parameters else fetch()
+            _say_fetched(f"{fetch.__module__}.fetch_up_front", started)
+
+
+def _say_fetched(what, started):
+    """One line on stderr for what took a second or more: scripts/test shows these of the fetch beside the builds."""
+    seconds = time.monotonic() - started
+    if seconds >= 1:
+        print(f"lightorgan: fetched {what} in {seconds:.0f} s", file=sys.stderr, flush=True)
 
 
 # -- the executables -----------------------------------------------------------------------------
