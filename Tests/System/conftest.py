@@ -34,6 +34,7 @@ from support.avahi import AvahiHost  # noqa: E402
 from support.beside import Beside  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
+from support.packages import package_path  # noqa: E402
 from support.processes import Spawner  # noqa: E402
 
 # Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
@@ -76,8 +77,9 @@ PACKAGES = {
 # built packages (package), anything over a minute (slow), and what measures time or CPU (timing: it wants the
 # machine to itself, which a developer's machine between two edits is not). It selects from the same tests.
 QUICK_LEAVES_OUT = ("vm", "pi", "package", "slow", "timing")
-# The fixtures of the built packages: a test that uses one carries the marker `package` (checked at collection).
-PACKAGE_FIXTURES = ("pi_package", "amd64_package")
+# The fixtures of the built packages, and those that take one beside the tests (support/packages.py): a test that
+# uses one carries the marker `package` (checked at collection).
+PACKAGE_FIXTURES = ("pi_package", "amd64_package", "installs", "boot_files", "prepared_roots", "trixie_speaker")
 
 
 def pytest_addoption(parser):
@@ -90,6 +92,9 @@ def pytest_addoption(parser):
                      help="the arm64 .deb to test (default: built by scripts/build-pi arm64 when needed)")
     parser.addoption("--amd64-package", default=None,
                      help="the amd64 .deb to test (default: built by scripts/build-pi amd64 when needed)")
+    parser.addoption("--packages-building", default=None, metavar="FOLDER",
+                     help="scripts/build-pi runs beside the tests and writes to FOLDER (support/packages.py): the "
+                          "tests that need a package run last and wait for it")
 
 
 # -- what a run needs from the network, first ----------------------------------------------------
@@ -105,6 +110,9 @@ def pytest_collection_modifyitems(session, config, items):
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if item not in left_out]
+    if config.getoption("--packages-building"):
+        # The packages are built beside the tests: those that need one last, the others in their order.
+        items.sort(key=lambda item: item.get_closest_marker("package") is not None)
     config.stash[_selected] = list(items)
 
 
@@ -230,28 +238,18 @@ def lightorgan_gpiod2(unpacked):
     return os.path.join(unpacked, "usr/bin/lightorgan")
 
 
-def _package(request, option, arch):
-    given = request.config.getoption(option)
-    if given:
-        return os.path.abspath(given)
-    if request.config.getoption("--fetch-only"):  # beside the builds: the package is not built yet, nor built here
-        raise RuntimeError(f"--fetch-only asked for the {arch} package: a fetch_up_front() must not; what needs a "
-                           "package is fetched beside the tests (support/beside.py)")
-    output = subprocess.run(["bash", "scripts/build-pi", arch], cwd=REPOSITORY, check=True, capture_output=True,
-                            text=True).stdout
-    return output.strip().splitlines()[-1]
-
-
 @pytest.fixture(scope="session")
 def pi_package(request):
-    """The arm64 Debian package: --pi-package, else built by scripts/build-pi arm64 (minutes)."""
-    return _package(request, "--pi-package", "arm64")
+    """The arm64 Debian package: --pi-package, the one being built beside the tests (--packages-building), else
+    built by scripts/build-pi arm64 (minutes). A set-up beside the tests asks support/packages.py directly."""
+    return package_path(request.config, "arm64")
 
 
 @pytest.fixture(scope="session")
 def amd64_package(request):
-    """The amd64 Debian package: --amd64-package, else built by scripts/build-pi amd64 (minutes)."""
-    return _package(request, "--amd64-package", "amd64")
+    """The amd64 Debian package: --amd64-package, the one being built beside the tests, else built by
+    scripts/build-pi amd64 (minutes)."""
+    return package_path(request.config, "amd64")
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import pytest
 
 from support import debian_roots, sound_servers
 from support.avahi import AvahiHost
+from support.packages import package_path
 from support.processes import free_port, listening, wait_for
 from support.snapcast import SnapServer, heard_onsets, stock_client
 from support.sound_servers import DESKTOP_NICE
@@ -382,11 +383,12 @@ def fetch_up_front(request):
 TRIXIE_SPEAKER = "the trixie root with the package, shairport-sync and snapclient"
 
 
-def _trixie_speaker(tmp_path_factory, pi_package):
+def _trixie_speaker(tmp_path_factory, config):
     """How to make a copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's
     shairport-sync and snapclient installed from the cached .debs (fetched first, when the cache lacks them),
     without a network: a `make(wrapper)` for support/beside.py. It returns the root and {program: version}."""
     def make(wrapper):
+        pi_package = package_path(config, "arm64")  # waited for here, beside the tests, when it is being built
         root, cached = str(tmp_path_factory.mktemp("trixie") / "root"), debian_roots.arm64_root("trixie")
         debian_roots.fetch_depends("trixie", cached, pi_package, extra=("shairport-sync", "snapclient"),
                                    wrapper=wrapper)
@@ -408,14 +410,13 @@ def prepare_beside(request, beside):
     """The trixie root, made beside the tests from the session's start (apt under qemu-user: a minute or two of
     CPU, nothing timed) when its test is selected."""
     if _trixie_selected(request):
-        beside.start(TRIXIE_SPEAKER, _trixie_speaker(request.getfixturevalue("tmp_path_factory"),
-                                                     request.getfixturevalue("pi_package")))
+        beside.start(TRIXIE_SPEAKER, _trixie_speaker(request.getfixturevalue("tmp_path_factory"), request.config))
 
 
 @pytest.fixture(scope="module")
-def trixie_speaker(tmp_path_factory, pi_package, beside):
+def trixie_speaker(tmp_path_factory, request, beside):
     """The trixie root with the package and shairport-sync (made beside the tests, or now), and the version."""
-    return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, pi_package))
+    return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, request.config))
 
 
 def _receiver_in_root(spawn, root, options):

@@ -24,8 +24,12 @@ from support import debian_roots
 from support.apt_release import run, tail
 from support.booted_root import ADDRESS, BootedRoot
 from support.processes import wait_for
+from support.sound_signals import signals  # noqa: F401 (a fixture: the tones the AirPlay client streams)
 
 pytestmark = [pytest.mark.release, pytest.mark.package]
+
+# pyatv's AirPlay client, from the tests' venv (requirements.txt).
+ATVREMOTE = os.path.join(os.path.dirname(sys.executable), "atvremote")
 
 GUESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "guests")
 UNIT = "usr/lib/systemd/system/lightorgan-receiver.service"
@@ -191,11 +195,7 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
         return _journal(booted).splitlines()[before:]
     joined = wait_for(lambda: any("connected to the Snapcast server at 127.0.0.1" in line for line in since()), 30)
     check("the receiver's snapclient joined the server from inside the sandbox", joined, "\n".join(since()[-12:]))
-    main = booted.run(["systemctl", "show", "-p", "MainPID", "--value", service]).stdout.strip()
-    children = booted.run(["sh", "-c", f"grep -l '^PPid:[[:space:]]*{main}$' /proc/[0-9]*/status"]).stdout.split()
-    client = next((path for path in children
-                   if booted.run(["sh", "-c", f"grep -q '^Name:[[:space:]]*snapclient' {path}"]).returncode == 0), None)
-    fields = dict(re.findall(r"(?m)^(\w+):\s+(.*)$", booted.run(["cat", client]).stdout)) if client else {}
+    fields = _sound_child(booted, service, "snapclient")
     uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
     check("snapclient runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
           fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
@@ -219,6 +219,71 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
     check("snapclient was refused nothing it said", not refused, "\n".join(refused[:5]))
     booted.run(["systemctl", "stop", "house-writer.service", "house.service"])
     os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/test-snapcast.conf"))
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "stop", service], timeout=30)
+
+
+def _sound_child(booted, service, name):
+    """The /proc status fields of the service's child program `name` (empty when it has none)."""
+    main = booted.run(["systemctl", "show", "-p", "MainPID", "--value", service]).stdout.strip()
+    children = booted.run(["sh", "-c", f"grep -l '^PPid:[[:space:]]*{main}$' /proc/[0-9]*/status"]).stdout.split()
+    found = next((path for path in children
+                  if booted.run(["sh", "-c", f"grep -q '^Name:[[:space:]]*{name}' {path}"]).returncode == 0), None)
+    return dict(re.findall(r"(?m)^(\w+):\s+(.*)$", booted.run(["cat", found]).stdout)) if found else {}
+
+
+@pytest.mark.slow
+def test_the_receivers_shairport_sync_plays_airplay_from_inside_the_sandbox(booted, signals, check):  # noqa: F811
+    """receiver.sound: airplay in the packaged unit: its shairport-sync child runs inside the same sandbox (seccomp,
+    no new privileges, the service user), is published through avahi-daemon under the receiver's name, takes a
+    real AirPlay client's stream (pyatv, in the root's network) and lights the lamps with it; the receiver never
+    dies on a refused system call. Debian's own shairport-sync service (on by default) is stopped first."""
+    if not check("systemd-nspawn booted the root", booted.state == "running", booted.state):
+        return
+    service = "lightorgan-receiver.service"
+    booted.run(["systemctl", "disable", "--now", "shairport-sync.service"])
+    booted.write(f"etc/systemd/system/{service}.d/test-airplay.conf",
+                  "[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND=airplay LIGHTORGAN_RECEIVER_PLAY=none "
+                  "LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
+    before = len(_journal(booted).splitlines())
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "restart", service], timeout=30)
+
+    def since():
+        return _journal(booted).splitlines()[before:]
+    browsed = []
+
+    def published():
+        browsed.append(booted.run(["avahi-browse", "--resolve", "--terminate", "--parsable", "_raop._tcp"], timeout=30))
+        # shairport-sync's name is MAC@name; avahi-browse --parsable writes the @ as \064.
+        return re.search(r"(?m)^=;[^;]*;IPv4;[^;]*(@|\\064)Kitchen;", browsed[-1].stdout)
+    check("avahi-daemon publishes the AirPlay speaker under the receiver's name (shairport-sync, from the sandbox)",
+          wait_for(published, 30), tail(browsed[-1].stdout if browsed else "", 4) + "\n".join(since()[-8:]))
+    fields = _sound_child(booted, service, "shairport-sync")
+    uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
+    check("shairport-sync runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
+          fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
+          and fields.get("Uid", "").split()[:1] == [uid],
+          {name: fields.get(name) for name in ("Name", "Seccomp", "NoNewPrivs", "CapBnd", "Uid")})
+    client = booted.net([ATVREMOTE, "--manual", "--address", "127.0.0.1", "--port", "5000", "--protocol", "raop",
+                         "--id", "lightorgan-test", f"stream_file={signals['tones.wav']}"], timeout=90)
+    check("the AirPlay client streamed the tones into the root", client.returncode == 0,
+          tail(client.stdout + client.stderr, 4))
+
+    def lit(band):
+        return [line for line in since() if re.fullmatch(r"[0-9.]+ [0-9]+ [0-9]+ [0-9]+", line)
+                and int(line.split()[1 + band]) >= 128]
+    check("the lamps follow the stream: bass, mid and treble each lit",
+          wait_for(lambda: all(lit(band) for band in range(3)), 15), "\n".join(since()[-12:]))
+    check("the log says AirPlay played", any("AirPlay: playing" in line for line in since()), "\n".join(since()[-8:]))
+    result = booted.run(["systemctl", "show", "-p", "Result", "-p", "NRestarts", "-p", "ActiveState", service]).stdout
+    check("the receiver never died on a refused system call (active, Result=success, NRestarts=0)",
+          "ActiveState=active" in result and "Result=success" in result and "NRestarts=0" in result,
+          result + "\n".join(since()[-8:]))
+    refused = [line for line in since() if "shairport" in line.lower() and ("Operation not permitted" in line
+                                                                            or "Permission denied" in line)]
+    check("shairport-sync was refused nothing it said", not refused, "\n".join(refused[:5]))
+    os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/test-airplay.conf"))
     booted.run(["systemctl", "daemon-reload"])
     booted.run(["systemctl", "stop", service], timeout=30)
 

@@ -33,6 +33,7 @@ import pytest
 
 from support import debian_roots
 from support.namespaces import Peer
+from support.packages import package_path
 from support.processes import wait_for
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -216,8 +217,9 @@ class PreparedRoots:
     removed. Each is made beside the tests (support/beside.py) from the session's start when `start` was called,
     else when a test first takes a copy. Tests take copies of it."""
 
-    def __init__(self, folder, packages, beside):
-        self.folder, self.packages, self.beside = folder, packages, beside
+    def __init__(self, folder, config, beside):
+        # The packages, asked for by each root beside the tests (support/packages.py: they may be being built).
+        self.folder, self.config, self.beside = folder, config, beside
 
     def start(self):
         for suite, arch in INSTALL_ROOTS:
@@ -234,7 +236,7 @@ class PreparedRoots:
 
     def _maker(self, suite, arch):
         def make(wrapper):
-            cached, deb = debian_roots.root(suite, arch), self.packages[arch]
+            cached, deb = debian_roots.root(suite, arch), package_path(self.config, arch)
             debian_roots.fetch_depends(suite, cached, deb, arch, wrapper=wrapper)
             path = os.path.join(self.folder, f"{suite}-{arch}")
             debian_roots.copy_root(suite, cached, path, arch=arch)
@@ -253,9 +255,9 @@ find /var/lib/apt/lists -maxdepth 1 -type f -delete"""
 
 
 @pytest.fixture(scope="session")
-def prepared_roots(tmp_path_factory, pi_package, amd64_package, beside):
+def prepared_roots(tmp_path_factory, request, beside):
     folder = tmp_path_factory.mktemp("release-roots")
-    roots = PreparedRoots(str(folder), {"arm64": pi_package, "amd64": amd64_package}, beside)
+    roots = PreparedRoots(str(folder), request.config, beside)
     yield roots
     # A few hundred MB each; what is still being made beside the tests is stopped with the session (its own
     # folder is left for pytest's own clean-up of old runs).

@@ -28,6 +28,15 @@ import time
 from support import caches
 
 MARK = "PYTEST_BESIDE_SETUP"  # the variable that names a set-up in its processes' environment
+_sessions = []  # the Beside of the session, while it runs
+
+
+def waits_at_normal_priority():
+    """Whether what waits in this thread is a test (pytest's main thread) or a set-up a test is waiting for (raised):
+    then what it waits for should run at normal priority too."""
+    if threading.current_thread() is threading.main_thread():
+        return True
+    return any(session.raised_in_this_thread() for session in list(_sessions))
 
 
 class Beside:
@@ -41,6 +50,12 @@ class Beside:
         self.stopping = threading.Event()  # set when the session ends: a set-up still running stops early
         self.seconds = {}  # name: seconds from its start to its end, for the run's figures
         caches.while_blocked.append(self._blocked)
+        _sessions.append(self)
+
+    def raised_in_this_thread(self):
+        """Whether this thread runs a set-up of this session that was raised to normal priority."""
+        name = self._threads.get(threading.current_thread())
+        return name is not None and name in self._raised
 
     def start(self, name, make):
         """Starts `make(wrapper)` beside the tests, once for `name`; returns its Future."""
@@ -125,6 +140,8 @@ class Beside:
         self.stopping.set()
         if self._blocked in caches.while_blocked:
             caches.while_blocked.remove(self._blocked)
+        if self in _sessions:
+            _sessions.remove(self)
         raise_priority()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
@@ -169,7 +186,20 @@ def raise_priority(slug=None):
         pid = queue.pop()
         descendants.append(pid)
         queue += children.get(pid, [])
-    family, queue = set(), [pid for pid in descendants if _marked(pid, slug)]
+    return _raise_family([pid for pid in descendants if _marked(pid, slug)], children)
+
+
+def raise_tree(pid):
+    """Every task at SCHED_IDLE of process `pid` and its descendants (any process's: scripts/test's package build)
+    to normal priority. Returns how many it raised."""
+    children = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    return _raise_family([pid], children)
+
+
+def _raise_family(roots, children):
+    family, queue = set(), list(roots)
     while queue:
         pid = queue.pop()
         if pid not in family:

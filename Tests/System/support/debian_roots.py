@@ -54,7 +54,7 @@ def root(suite, arch, variant="minbase"):
 # publishes through them), iproute2 (its test network), the package's Depends, so that `dpkg -i` installs it
 # there without a network, and snapserver and snapclient (a room of a Snapcast house from inside the sandbox).
 SYSTEMD_ROOT_PACKAGES = ("systemd-sysv,dbus,avahi-daemon,avahi-utils,openssl,adduser,libasound2,libavahi-client3,"
-                         "libyaml-0-2,libmosquitto1,iproute2,snapserver,snapclient")
+                         "libyaml-0-2,libmosquitto1,iproute2,snapserver,snapclient,shairport-sync")
 
 
 def systemd_root():

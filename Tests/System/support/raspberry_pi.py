@@ -37,6 +37,7 @@ import time
 import pytest
 
 from support import boot_counts, debian_roots, qemu_backports
+from support.packages import package_path
 from support.processes import Process
 
 GUESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "guests")
@@ -66,8 +67,9 @@ class Installs:
     (guests/debian-root.sh's `install` step) beside the tests when `start` was called (support/beside.py), then the
     installed sender and receiver (its `run` step, timed in real time) in the foreground."""
 
-    def __init__(self, folder, deb, beside):
-        self.folder, self.deb, self.beside, self.done = folder, deb, beside, {}
+    def __init__(self, folder, config, beside):
+        # The arm64 package, asked for by each install beside the tests (support/packages.py: it may be being built).
+        self.folder, self.config, self.beside, self.done = folder, config, beside, {}
 
     def start(self, suite):
         self.beside.start(self._name(suite), self._installer(suite))
@@ -99,8 +101,9 @@ class Installs:
     def _installer(self, suite):
         def make(wrapper):
             root, cached = os.path.join(self.folder, suite), debian_roots.arm64_root(suite)
-            debian_roots.fetch_depends(suite, cached, self.deb, wrapper=wrapper)
-            debian_roots.copy_root(suite, cached, root, self.deb)
+            deb = package_path(self.config, "arm64")
+            debian_roots.fetch_depends(suite, cached, deb, wrapper=wrapper)
+            debian_roots.copy_root(suite, cached, root, deb)
             shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
             return root, debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh", "install"], timeout=1800,
                                               wrapper=wrapper).stdout
@@ -117,9 +120,9 @@ class InstalledRoot:
 
 
 @pytest.fixture(scope="session")
-def installs(tmp_path_factory, pi_package, beside):
+def installs(tmp_path_factory, request, beside):
     folder = tmp_path_factory.mktemp("pi-roots")
-    installs = Installs(str(folder), pi_package, beside)
+    installs = Installs(str(folder), request.config, beside)
     yield installs
     for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay), once made
         if beside.done(installs._name(suite)):
@@ -333,12 +336,13 @@ class BootFiles:
 
 
 @pytest.fixture(scope="session")
-def boot_files(tmp_path_factory, installs, pi_package, beside):
+def boot_files(tmp_path_factory, installs, request, beside):
     """The kernel and one initramfs for both Pis and every guest script: a callable that returns the BootFiles,
     made once, beside the tests (support/beside.py) by the first boot that asks: the initramfs takes its libraries
     from the package's install in the bookworm root, itself made beside the tests."""
     def make(wrapper):
         folder = str(tmp_path_factory.mktemp("raspi-boot"))
+        pi_package = package_path(request.config, "arm64")
         bookworm = installs.root("bookworm")
         sysroot = debian_roots.arm64_sysroot()
         modules = os.path.join(sysroot, "usr/lib/modules")
