@@ -184,15 +184,7 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
         tone.tofile(raw)
     started = booted.run(["systemd-run", "--unit", "house", "snapserver", "-c", "/srv/house/snapserver.conf"])
     check("the house's snapserver runs beside", started.returncode == 0, tail(started.stdout + started.stderr, 3))
-    booted.write(f"etc/systemd/system/{service}.d/test-snapcast.conf",
-                  "[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND=snapcast://127.0.0.1:1704 "
-                  "LIGHTORGAN_RECEIVER_PLAY=none LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
-    before = len(_journal(booted).splitlines())
-    booted.run(["systemctl", "daemon-reload"])
-    booted.run(["systemctl", "restart", service], timeout=30)
-
-    def since():
-        return _journal(booted).splitlines()[before:]
+    since = _restart_with_sound(booted, service, "snapcast://127.0.0.1:1704")
     joined = wait_for(lambda: any("connected to the Snapcast server at 127.0.0.1" in line for line in since()), 30)
     check("the receiver's snapclient joined the server from inside the sandbox", joined, "\n".join(since()[-12:]))
     fields = _sound_child(booted, service, "snapclient")
@@ -210,17 +202,43 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
     check("the lamps follow the house's stream (a 1 kHz tone: the mid lamp)",
           writer.returncode == 0 and wait_for(lambda: len(lit()) >= 50, 20), "\n".join(since()[-12:]))
     check("the log says it played", wait_for(lambda: any("Snapcast: playing" in line for line in since()), 5))
+    _check_nothing_refused(booted, service, "snapclient", since, check)
+    booted.run(["systemctl", "stop", "house-writer.service", "house.service"])
+    _restore(booted, service)
+
+
+SOUND_DROP_IN = "test-sound.conf"
+
+
+def _restart_with_sound(booted, service, sound):
+    """The service restarted with receiver.sound `sound` (a drop-in: nothing played, named Kitchen, the level
+    response); returns a function that gives the journal's lines since."""
+    booted.write(f"etc/systemd/system/{service}.d/{SOUND_DROP_IN}",
+                 f"[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND={sound} LIGHTORGAN_RECEIVER_PLAY=none "
+                 "LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
+    before = len(_journal(booted).splitlines())
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "restart", service], timeout=30)
+    return lambda: _journal(booted).splitlines()[before:]
+
+
+def _restore(booted, service):
+    """The drop-in of `_restart_with_sound` removed, the service stopped."""
+    os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/{SOUND_DROP_IN}"))
+    booted.run(["systemctl", "daemon-reload"])
+    booted.run(["systemctl", "stop", service], timeout=30)
+
+
+def _check_nothing_refused(booted, service, program, since, check):
+    """The receiver never died on a refused system call, and `program`, its child, said of none that it was
+    refused."""
     result = booted.run(["systemctl", "show", "-p", "Result", "-p", "NRestarts", "-p", "ActiveState", service]).stdout
     check("the receiver never died on a refused system call (active, Result=success, NRestarts=0)",
           "ActiveState=active" in result and "Result=success" in result and "NRestarts=0" in result,
           result + "\n".join(since()[-8:]))
-    refused = [line for line in since() if "snapclient" in line and ("Operation not permitted" in line
-                                                                    or "Permission denied" in line)]
-    check("snapclient was refused nothing it said", not refused, "\n".join(refused[:5]))
-    booted.run(["systemctl", "stop", "house-writer.service", "house.service"])
-    os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/test-snapcast.conf"))
-    booted.run(["systemctl", "daemon-reload"])
-    booted.run(["systemctl", "stop", service], timeout=30)
+    refused = [line for line in since() if program.split("-")[0] in line.lower()
+               and ("Operation not permitted" in line or "Permission denied" in line)]
+    check(f"{program} was refused nothing it said", not refused, "\n".join(refused[:5]))
 
 
 def _sound_child(booted, service, name):
@@ -242,15 +260,7 @@ def test_the_receivers_shairport_sync_plays_airplay_from_inside_the_sandbox(boot
         return
     service = "lightorgan-receiver.service"
     booted.run(["systemctl", "disable", "--now", "shairport-sync.service"])
-    booted.write(f"etc/systemd/system/{service}.d/test-airplay.conf",
-                  "[Service]\nEnvironment=LIGHTORGAN_RECEIVER_SOUND=airplay LIGHTORGAN_RECEIVER_PLAY=none "
-                  "LIGHTORGAN_RECEIVER_NAME=Kitchen LIGHTORGAN_ANALYSIS_RESPONSE=level\n")
-    before = len(_journal(booted).splitlines())
-    booted.run(["systemctl", "daemon-reload"])
-    booted.run(["systemctl", "restart", service], timeout=30)
-
-    def since():
-        return _journal(booted).splitlines()[before:]
+    since = _restart_with_sound(booted, service, "airplay")
     browsed = []
 
     def published():
@@ -276,16 +286,8 @@ def test_the_receivers_shairport_sync_plays_airplay_from_inside_the_sandbox(boot
     check("the lamps follow the stream: bass, mid and treble each lit",
           wait_for(lambda: all(lit(band) for band in range(3)), 15), "\n".join(since()[-12:]))
     check("the log says AirPlay played", any("AirPlay: playing" in line for line in since()), "\n".join(since()[-8:]))
-    result = booted.run(["systemctl", "show", "-p", "Result", "-p", "NRestarts", "-p", "ActiveState", service]).stdout
-    check("the receiver never died on a refused system call (active, Result=success, NRestarts=0)",
-          "ActiveState=active" in result and "Result=success" in result and "NRestarts=0" in result,
-          result + "\n".join(since()[-8:]))
-    refused = [line for line in since() if "shairport" in line.lower() and ("Operation not permitted" in line
-                                                                            or "Permission denied" in line)]
-    check("shairport-sync was refused nothing it said", not refused, "\n".join(refused[:5]))
-    os.remove(os.path.join(booted.root, f"etc/systemd/system/{service}.d/test-airplay.conf"))
-    booted.run(["systemctl", "daemon-reload"])
-    booted.run(["systemctl", "stop", service], timeout=30)
+    _check_nothing_refused(booted, service, "shairport-sync", since, check)
+    _restore(booted, service)
 
 
 def _probe(booted, properties):
