@@ -19,6 +19,7 @@
   the builds, before the packages are built. What needs a package (the .debs of its Depends) is fetched beside
   the tests, by the set-ups that install it (support/beside.py).
 """
+import concurrent.futures
 import inspect
 import os
 import signal
@@ -167,6 +168,7 @@ def started_beside(fetched_up_front, beside, request):
 
 
 FETCH_TIMEOUT = 3600  # seconds the up-front fetch may take (a new machine: packages, roots, corpus, kernel)
+FETCH_WORKERS = 4  # the modules' fetches made at once
 _fetch_seconds = pytest.StashKey()
 
 
@@ -177,19 +179,27 @@ def _fetch_up_front(request):
         for marker in item.iter_markers():
             packages += PACKAGES.get(marker.name, [])
     started = time.monotonic()
-    with caches.locked("apt"):
-        caches.install_packages(dict.fromkeys(packages))
+    caches.install_packages(dict.fromkeys(packages))  # under the cache's lock "apt"
     _say_fetched("the markers' Debian packages", started)
-    seen = set()
+    fetches = []
     for item in items:
         fetch = getattr(item.module, "fetch_up_front", None)
-        if fetch is not None and fetch not in seen:  # once, when modules share one (support/raspberry_pi.py's)
-            seen.add(fetch)
-            started = time.monotonic()
-            # fetch_up_front(request) may look at the selection; it asks for no package (--fetch-only runs before
-            # they are built).
-            fetch(request) if inspect.signature(fetch).parameters else fetch()
-            _say_fetched(f"{fetch.__module__}.fetch_up_front", started)
+        if fetch is not None and fetch not in fetches:  # once, when modules share one (support/raspberry_pi.py's)
+            fetches.append(fetch)
+
+    def fetched(fetch):
+        started = time.monotonic()
+        # fetch_up_front(request) may look at the selection; it asks for no package (--fetch-only runs before
+        # they are built).
+        fetch(request) if inspect.signature(fetch).parameters else fetch()
+        _say_fetched(f"{fetch.__module__}.fetch_up_front", started)
+    # The modules' fetches at once: each waits mostly on the network, or on one core (apt under qemu-user, pip), and
+    # on a new machine one after the other they were the longest path before the first test (Home Assistant's
+    # venv 258 s, then each arm64 root ~200 s). What two of them share (a root, apt's lock) is made under a cache
+    # lock (support/caches.py), once. The first failure is raised, after the others have ended.
+    with concurrent.futures.ThreadPoolExecutor(FETCH_WORKERS, thread_name_prefix="fetch") as pool:
+        for future in [pool.submit(fetched, fetch) for fetch in fetches]:
+            future.result()
 
 
 def _say_fetched(what, started):

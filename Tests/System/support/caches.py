@@ -25,7 +25,11 @@ def folder(*parts):
 @contextlib.contextmanager
 def locked(name):
     """Holds the cache's lock `name` (a file beside the cached folders) for the `with` block. While another holds
-    it, each hook of `while_blocked` is called about every half second."""
+    it, each hook of `while_blocked` is called about every half second. A thread that holds it already just goes
+    on (a second flock of its own would wait for itself)."""
+    if _holders.get(name) is threading.current_thread():
+        yield
+        return
     with open(os.path.join(folder(), f"{name}.lock"), "w") as lock:
         while True:
             try:
@@ -54,12 +58,16 @@ def missing_packages(packages):
 
 
 def install_packages(packages):
-    """apt-get installs what is missing of `packages` (update first), waiting for dpkg's lock."""
-    missing = missing_packages(packages)
-    if not missing:
+    """apt-get installs what is missing of `packages` (update first), under the cache's lock "apt" (the up-front
+    fetches run at once, and apt-get update does not wait for the lists' lock), waiting for dpkg's lock."""
+    if not missing_packages(packages):
         return
-    environment = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "-q"]
-    subprocess.run([*apt, "update", "-qq"], env=environment, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([*apt, "install", "-y", "-qq", "--no-install-recommends", *missing], env=environment,
-                   check=True, stdout=subprocess.DEVNULL)
+    with locked("apt"):
+        missing = missing_packages(packages)
+        if not missing:
+            return
+        environment = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600", "-q"]
+        subprocess.run([*apt, "update", "-qq"], env=environment, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([*apt, "install", "-y", "-qq", "--no-install-recommends", *missing], env=environment,
+                       check=True, stdout=subprocess.DEVNULL)

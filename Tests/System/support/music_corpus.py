@@ -169,7 +169,8 @@ def tracks(names=()):
     """The folder of the `names` tracks in the suite's cache (~/.cache/lightorgan/music), made if missing."""
     from support import caches
     caches.install_packages(["sox", "libsox-fmt-all"])
-    return build(caches.folder("music"), list(names))
+    with caches.locked("music"):  # two modules' up-front fetches may ask at once
+        return build(caches.folder("music"), list(names))
 
 
 def main():
