@@ -22,7 +22,6 @@
 import concurrent.futures
 import inspect
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -36,7 +35,7 @@ from support.beside import Beside  # noqa: E402
 from support.namespaces import private_network  # noqa: E402
 from support.olad import Olad  # noqa: E402
 from support.packages import package_path  # noqa: E402
-from support.processes import Spawner  # noqa: E402
+from support.processes import Spawner, outside_test_timeout  # noqa: E402
 
 # Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
 # instance each for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py; the release channel's
@@ -124,20 +123,17 @@ _selected = pytest.StashKey()
 def fetched_up_front(request):
     """Installs the Debian packages of every selected test's markers and runs each selected module's
     `fetch_up_front()`, before any test enters a namespace without a network."""
-    # Out of the first test's own timeout (pytest-timeout's SIGALRM, armed for its setup): on a new machine the
-    # fetch takes longer than any test may (Debian roots made from nothing). It has an hour of its own.
-    armed = signal.getitimer(signal.ITIMER_REAL)[0] > 0  # not with --timeout 0, nor another timeout method
-    left = signal.setitimer(signal.ITIMER_REAL, FETCH_TIMEOUT)[0] if armed else 0
+    # Out of the first test's own timeout: on a new machine the fetch takes longer than any test may (Debian roots
+    # made from nothing). It has an hour of its own.
     started = time.monotonic()
     try:
-        _fetch_up_front(request)
+        with outside_test_timeout(FETCH_TIMEOUT):
+            _fetch_up_front(request)
     except Exception as error:
         if request.config.getoption("--fetch-only"):
             pytest.exit(f"the fetch failed after {time.monotonic() - started:.0f} s: {error}", returncode=1)
         raise
     finally:
-        if armed:
-            signal.setitimer(signal.ITIMER_REAL, left)
         request.config.stash[_fetch_seconds] = time.monotonic() - started
     if request.config.getoption("--fetch-only"):
         pytest.exit(f"fetched up front in {time.monotonic() - started:.0f} s", returncode=0)

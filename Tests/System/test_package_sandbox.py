@@ -187,12 +187,7 @@ def test_the_receivers_snapclient_joins_the_house_from_inside_the_sandbox(booted
     since = _restart_with_sound(booted, service, "snapcast://127.0.0.1:1704")
     joined = wait_for(lambda: any("connected to the Snapcast server at 127.0.0.1" in line for line in since()), 30)
     check("the receiver's snapclient joined the server from inside the sandbox", joined, "\n".join(since()[-12:]))
-    fields = _sound_child(booted, service, "snapclient")
-    uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
-    check("snapclient runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
-          fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
-          and fields.get("Uid", "").split()[:1] == [uid],
-          {name: fields.get(name) for name in ("Name", "Seccomp", "NoNewPrivs", "CapBnd", "Uid")})
+    _check_child_in_sandbox(booted, service, "snapclient", check)
     writer = booted.run(["systemd-run", "--unit", "house-writer", "sh", "-c",
                          "cat /srv/house/tone.raw > /srv/house/snapfifo"])
 
@@ -241,13 +236,19 @@ def _check_nothing_refused(booted, service, program, since, check):
     check(f"{program} was refused nothing it said", not refused, "\n".join(refused[:5]))
 
 
-def _sound_child(booted, service, name):
-    """The /proc status fields of the service's child program `name` (empty when it has none)."""
+def _check_child_in_sandbox(booted, service, name, check):
+    """The service's child program `name` runs in the service's sandbox: seccomp filter on (Seccomp 2), NoNewPrivs 1,
+    no capability (CapBnd 0), the service user."""
     main = booted.run(["systemctl", "show", "-p", "MainPID", "--value", service]).stdout.strip()
     children = booted.run(["sh", "-c", f"grep -l '^PPid:[[:space:]]*{main}$' /proc/[0-9]*/status"]).stdout.split()
     found = next((path for path in children
                   if booted.run(["sh", "-c", f"grep -q '^Name:[[:space:]]*{name}' {path}"]).returncode == 0), None)
-    return dict(re.findall(r"(?m)^(\w+):\s+(.*)$", booted.run(["cat", found]).stdout)) if found else {}
+    fields = dict(re.findall(r"(?m)^(\w+):\s+(.*)$", booted.run(["cat", found]).stdout)) if found else {}
+    uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
+    check(f"{name} runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
+          fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
+          and fields.get("Uid", "").split()[:1] == [uid],
+          {name: fields.get(name) for name in ("Name", "Seccomp", "NoNewPrivs", "CapBnd", "Uid")})
 
 
 @pytest.mark.slow
@@ -269,12 +270,7 @@ def test_the_receivers_shairport_sync_plays_airplay_from_inside_the_sandbox(boot
         return re.search(r"(?m)^=;[^;]*;IPv4;[^;]*(@|\\064)Kitchen;", browsed[-1].stdout)
     check("avahi-daemon publishes the AirPlay speaker under the receiver's name (shairport-sync, from the sandbox)",
           wait_for(published, 30), tail(browsed[-1].stdout if browsed else "", 4) + "\n".join(since()[-8:]))
-    fields = _sound_child(booted, service, "shairport-sync")
-    uid = booted.run(["id", "-u", "lightorgan"]).stdout.strip()
-    check("shairport-sync runs in the same sandbox: seccomp filter on, NoNewPrivs 1, no capability, the service user",
-          fields.get("Seccomp") == "2" and fields.get("NoNewPrivs") == "1" and int(fields.get("CapBnd", "1"), 16) == 0
-          and fields.get("Uid", "").split()[:1] == [uid],
-          {name: fields.get(name) for name in ("Name", "Seccomp", "NoNewPrivs", "CapBnd", "Uid")})
+    _check_child_in_sandbox(booted, service, "shairport-sync", check)
     client = booted.net([ATVREMOTE, "--manual", "--address", "127.0.0.1", "--port", "5000", "--protocol", "raop",
                          "--id", "lightorgan-test", f"stream_file={signals['tones.wav']}"], timeout=90)
     check("the AirPlay client streamed the tones into the root", client.returncode == 0,

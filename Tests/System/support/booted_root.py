@@ -4,8 +4,9 @@
 `BootedRoot(folder, deb, probe)` copies the root, installs the package and the static probe
 (guests/sandbox-probe.c, built by the test), adds a drop-in that changes only the packaged unit's ExecStart (to add
 `--output stdout`: the sandbox is the package's) and a private network of its own: lo and a veth pair, ADDRESS on
-lt0. It waits up to 2 minutes for its systemd to say running (`.state`); `.run(command)` runs a command inside, `.write(path, text)` writes a file in it,
-`.net(command)` one of this machine's in its network namespace only, `.stop()` powers it off and removes the copy.
+lt0. It waits up to 2 minutes for its systemd to say running (`.state`); `.run(command)` runs a command inside,
+`.write(path, text)` writes a file in it, `.net(command)` one of this machine's in its network namespace only,
+`.stop()` powers it off and removes the copy.
 """
 import os
 import shutil
@@ -29,19 +30,19 @@ class BootedRoot:
         shutil.copy(deb, os.path.join(self.root, "tmp", "lightorgan.deb"))
         shutil.copy(probe, os.path.join(self.root, "usr/local/bin/sandbox-probe"))
         self.write("etc/systemd/system/lightorgan-receiver.service.d/test-output.conf",
-                    "[Service]\nExecStart=\nExecStart=/usr/bin/lightorgan receive --config "
-                    "/etc/lightorgan/lightorgan.yaml --output stdout\n")
+                   "[Service]\nExecStart=\nExecStart=/usr/bin/lightorgan receive --config "
+                   "/etc/lightorgan/lightorgan.yaml --output stdout\n")
         # A LAN of its own before anything starts: a veth pair (lt0 10.77.9.2/24, lt1 up), multicast on lo too.
         self.write("etc/systemd/system/test-network.service",
-                    "[Unit]\nDefaultDependencies=no\nBefore=network-online.target avahi-daemon.service\n"
-                    f"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'ip link set lo up multicast on; "
-                    f"ip link add lt0 type veth peer name lt1; ip addr add {ADDRESS}/24 dev lt0; ip link set lt1 up; "
-                    "ip link set lt0 up'\n[Install]\nWantedBy=network-online.target\n")
+                   "[Unit]\nDefaultDependencies=no\nBefore=network-online.target avahi-daemon.service\n"
+                   f"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c 'ip link set lo up multicast on; "
+                   f"ip link add lt0 type veth peer name lt1; ip addr add {ADDRESS}/24 dev lt0; ip link set lt1 up; "
+                   "ip link set lt0 up'\n[Install]\nWantedBy=network-online.target\n")
         os.makedirs(os.path.join(self.root, "etc/systemd/system/network-online.target.wants"), exist_ok=True)
         os.symlink("/etc/systemd/system/test-network.service",
                    os.path.join(self.root, "etc/systemd/system/network-online.target.wants/test-network.service"))
         self.write("etc/avahi/avahi-daemon.conf", "[server]\nuse-ipv4=yes\nuse-ipv6=no\nallow-interfaces=lt0\n"
-                    "[publish]\npublish-workstation=no\npublish-hinfo=no\n")
+                   "[publish]\npublish-workstation=no\npublish-hinfo=no\n")
         self.installed = debian_roots.in_root(self.root, ["dpkg", "-i", "/tmp/lightorgan.deb"], timeout=300)
         self._write_log("dpkg-i.txt", self.installed.stdout)
         self.log = open(os.path.join(folder, "nspawn.txt"), "w")

@@ -5,20 +5,20 @@ scripts/test starts scripts/build-pi at idle priority (SCHED_IDLE) before its ow
 the tests that need no package run first (conftest.py puts the `package` tests last) and the two package builds
 take the CPU those tests leave idle. Whoever needs a package, a test or a set-up beside the tests (apt in a Debian
 root, the Pis' boot files), waits for it here; once a test waits for it, or for a set-up that waits for it, the
-build runs at normal priority, so no test waits on a build that the machine's other work starves. A build that failed fails whatever waits, with its log's
-end.
+build runs at normal priority, so no test waits on a build that the machine's other work starves. A build that
+failed fails whatever waits, with its log's end.
 
 The folder of `--packages-building` holds what scripts/test's `beside` writes: `out`, scripts/build-pi's standard
 output (each .deb's path as it is made), `log` (its messages), `pid` (the build's process) and `status` (its exit
 status, once it has ended).
 """
 import os
-import signal
 import subprocess
 import threading
 import time
 
 from support.beside import raise_tree, waits_at_normal_priority
+from support.processes import outside_test_timeout
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 OPTIONS = {"arm64": "--pi-package", "amd64": "--amd64-package"}
@@ -60,10 +60,8 @@ def _waited_for(folder, arch):
     """The `arch` .deb that scripts/build-pi, running beside, writes to `folder`/out; its build raised to normal
     priority while it is waited for. Out of the waiting test's own timeout (pytest-timeout's SIGALRM, in the main
     thread): the build may need longer than a test may take."""
-    armed = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] > 0
-    left = signal.setitimer(signal.ITIMER_REAL, WAIT_SECONDS)[0] if armed else 0
     started = time.monotonic()
-    try:
+    with outside_test_timeout(WAIT_SECONDS):
         while True:
             path = _built(folder, arch)
             if path:
@@ -82,9 +80,6 @@ def _waited_for(folder, arch):
             if pid and pid.strip().isdigit() and waits_at_normal_priority():
                 raise_tree(int(pid))
             time.sleep(1)
-    finally:
-        if armed:
-            signal.setitimer(signal.ITIMER_REAL, left)
 
 
 def _built(folder, arch):

@@ -6,12 +6,14 @@ A `Process` writes its stdout and stderr to files in the test's folder. Receiver
 bytes), so a frame's age is the receiver's time minus the sender's time for the same counter: both
 read the same clock, in every network namespace.
 """
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -136,6 +138,20 @@ def free_port_pair(host="127.0.0.1"):
                     return port
                 except OSError:
                     pass
+
+
+@contextlib.contextmanager
+def outside_test_timeout(seconds):
+    """The `with` block out of the running test's own timeout (pytest-timeout's SIGALRM, armed in the main thread
+    for the test and its set-up): up to `seconds` of its own, then the test's time left as it was. Elsewhere (another
+    thread, --timeout 0, another timeout method) nothing changes."""
+    armed = threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] > 0
+    left = signal.setitimer(signal.ITIMER_REAL, seconds)[0] if armed else 0
+    try:
+        yield
+    finally:
+        if armed:
+            signal.setitimer(signal.ITIMER_REAL, left)
 
 
 def wait_for(condition, timeout):
