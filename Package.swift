@@ -26,9 +26,11 @@ func debianLibrary(_ name: String, pkgConfig: String?, package: String) -> Targe
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([package])])
 }
 
-/// A Swift Testing target with the package's language settings.
+/// A Swift Testing target with the package's language settings, compiled without optimization in the tests'
+/// release build too (`-Onone` after SwiftPM's `-O`): the code under test is optimized as it ships, the tests' own
+/// bodies (expanded `#expect`s, mostly) compile in 52 CPU seconds, not 92, and run as fast (the unit tests 8 s).
 func tests(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    .testTarget(name: name, dependencies: dependencies, swiftSettings: swiftSettings)
+    .testTarget(name: name, dependencies: dependencies, swiftSettings: swiftSettings + [.unsafeFlags(["-Onone"])])
 }
 
 let package = Package(

@@ -383,16 +383,18 @@ def fetch_up_front(request):
 TRIXIE_SPEAKER = "the trixie root with the package, shairport-sync and snapclient"
 
 
-def _trixie_speaker(tmp_path_factory, config):
-    """How to make a copy of the trixie arm64 root (through qemu-user) with the arm64 package and Debian's
-    shairport-sync and snapclient installed from the cached .debs (fetched first, when the cache lacks them),
-    without a network: a `make(wrapper)` for support/beside.py. It returns the root and {program: version}."""
+def _trixie_speaker(tmp_path_factory, config, prepared_roots):
+    """How to make a copy of the trixie arm64 root with the package's Depends (support/apt_release.py's
+    `PreparedRoots`) with the arm64 package and Debian's shairport-sync and snapclient installed from the cached
+    .debs (fetched first, when the cache lacks them) through qemu-user, without a network: a `make(wrapper)` for
+    support/beside.py. It returns the root and {program: version}."""
     def make(wrapper):
         pi_package = package_path(config, "arm64")  # waited for here, beside the tests, when it is being built
         root, cached = str(tmp_path_factory.mktemp("trixie") / "root"), debian_roots.arm64_root("trixie")
         debian_roots.fetch_depends("trixie", cached, pi_package, extra=("shairport-sync", "snapclient"),
                                    wrapper=wrapper)
-        debian_roots.copy_root("trixie", cached, root, pi_package)
+        debian_roots.copy_root("trixie", prepared_roots.template("trixie", "arm64"), root, pi_package,
+                               sources_from=cached)
         install = (f"apt-get install -y -q --no-install-recommends /tmp/{os.path.basename(pi_package)} "
                    "shairport-sync snapclient")
         versions = "echo shairport-sync $(shairport-sync -V) && snapclient --version | head -1"
@@ -410,13 +412,14 @@ def prepare_beside(request, beside):
     """The trixie root, made beside the tests from the session's start (apt under qemu-user: a minute or two of
     CPU, nothing timed) when its test is selected."""
     if _trixie_selected(request):
-        beside.start(TRIXIE_SPEAKER, _trixie_speaker(request.getfixturevalue("tmp_path_factory"), request.config))
+        beside.start(TRIXIE_SPEAKER, _trixie_speaker(request.getfixturevalue("tmp_path_factory"), request.config,
+                                                     request.getfixturevalue("prepared_roots")))
 
 
 @pytest.fixture(scope="module")
-def trixie_speaker(tmp_path_factory, request, beside):
+def trixie_speaker(tmp_path_factory, request, beside, prepared_roots):
     """The trixie root with the package and shairport-sync (made beside the tests, or now), and the version."""
-    return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, request.config))
+    return beside.result(TRIXIE_SPEAKER, _trixie_speaker(tmp_path_factory, request.config, prepared_roots))
 
 
 def _receiver_in_root(spawn, root, options):

@@ -1,10 +1,11 @@
 """The arm64 package (scripts/build-pi) where a Pi owner meets it, without a Pi.
 
-- apt: `apt install ./lightorgan_*_arm64.deb` in plain Debian bookworm and trixie arm64 roots (the C
-  libraries of Raspberry Pi OS bookworm and trixie; programs run through qemu-user, no systemd running,
-  no network: the lists and .debs are fetched up front): apt resolves the Depends, postinst makes the
-  lightorgan user in group gpio, and the installed lightorgan receives frames from its own sender there
-  (guests/debian-root.sh).
+- apt: in plain Debian bookworm and trixie arm64 roots (the C libraries of Raspberry Pi OS bookworm and trixie;
+  programs run through qemu-user, no systemd running, no network: the lists and .debs are fetched first) apt
+  resolves the package's Depends from the suite's archive (`apt-get satisfy`, in the release tests' root, made
+  once per suite: support/apt_release.py's `PreparedRoots`), then `apt install ./lightorgan_*_arm64.deb`
+  installs it, postinst makes the lightorgan user in group gpio, and the installed lightorgan receives frames
+  from its own sender there (guests/debian-root.sh).
 - raspi3b: QEMU 10's Raspberry Pi 3 (TCG) boots Debian's arm64 kernel with its Pi 3 device tree, so the real
   pinctrl-bcm2835 GPIO driver runs; the packaged binary with bookworm's libraries (glibc 2.36) drives
   BCM 5, 6, 13 from frames sent inside the VM, read back from the kernel side (guests/raspi-init.sh, the

@@ -225,9 +225,13 @@ class PreparedRoots:
         for suite, arch in INSTALL_ROOTS:
             self.beside.start(self._name(suite, arch), self._maker(suite, arch))
 
+    def template(self, suite, arch):
+        """The root itself (made beside the tests, or now), for a set-up that copies it with more: the package
+        installed in it (support/raspberry_pi.py's `Installs`), Debian's shairport-sync (test_own_sound.py)."""
+        return self.beside.result(self._name(suite, arch), self._maker(suite, arch))
+
     def copy(self, suite, arch, destination):
-        template = self.beside.result(self._name(suite, arch), self._maker(suite, arch))
-        subprocess.run(["cp", "-a", template, destination], check=True)
+        subprocess.run(["cp", "-a", self.template(suite, arch), destination], check=True)
         return destination
 
     @staticmethod
@@ -267,8 +271,10 @@ def prepared_roots(tmp_path_factory, request, beside):
 
 
 def prepare_beside(request, beside):
-    """The roots, made beside the tests from the session's start when a selected test takes copies of them."""
-    if any("prepared_roots" in item.fixturenames for item in request.session.items):
+    """The roots, made beside the tests from the session's start when a selected release test takes copies of them
+    (the set-ups that copy one with more start theirs)."""
+    if any("prepared_roots" in item.fixturenames and getattr(item.module, "fetch_up_front", None) is fetch_up_front
+           for item in request.session.items):
         request.getfixturevalue("prepared_roots").start()
 
 

@@ -90,11 +90,17 @@ def _apt_cache(suite, arch):
     return caches.folder("apt", name, "lists"), caches.folder("apt", name, "archives")
 
 
-def copy_root(suite, root, destination, deb=None, arch="arm64"):
+def copy_root(suite, root, destination, deb=None, arch="arm64", sources_from=None):
     """A throw-away copy of the cached `root` at `destination`, with the suite's cached apt lists and .debs
-    for `arch` (and `deb` in its /tmp)."""
+    for `arch` (and `deb` in its /tmp), and the apt sources of the root `sources_from` when given (a root whose
+    own were removed, so that apt reads those lists again)."""
     with caches.locked(f"apt-{suite}-{arch}"):
         _copy_root(suite, root, destination, deb, arch)
+    if sources_from:
+        for name in ("sources.list", "sources.list.d"):
+            if os.path.exists(os.path.join(sources_from, "etc", "apt", name)):
+                subprocess.run(["cp", "-a", "-T", os.path.join(sources_from, "etc", "apt", name),
+                                os.path.join(destination, "etc", "apt", name)], check=True)
 
 
 def _copy_root(suite, root, destination, deb, arch):

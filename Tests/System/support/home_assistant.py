@@ -3,7 +3,7 @@ Python 3.11, these machines' Python) in a venv cached under ~/.cache/lightorgan 
 `venv()`), started with a configuration of its own on a loopback port; its onboarding and its MQTT entry made
 through its REST API; services called and states read through the same API.
 
-The venv: `homeassistant` first (its wheel holds the constraints file the rest is pinned by), then the packages
+The venv: `homeassistant` alone first (its wheel holds the constraints file the rest is pinned by), then the packages
 Home Assistant would otherwise pip-install at its first start (it runs with --skip-pip), and josepy below 2 (with
 josepy 2 every HTTP request answers 500). Without the frontend it starts in recovery mode, with no API."""
 import hashlib
@@ -39,7 +39,10 @@ def venv():
             shutil.rmtree(path, ignore_errors=True)
             subprocess.run(["/usr/bin/python3", "-m", "venv", path], check=True)
             pip = [os.path.join(path, "bin", "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-            subprocess.run([*pip, REQUIREMENTS[0]], check=True)
+            # Without its dependencies: unpinned, pip's resolver walks back through dozens of releases of some of
+            # them, building each one's sdist to read its metadata (minutes of CPU); pinned by the constraints, the
+            # second install takes each one's wheel.
+            subprocess.run([*pip, "--no-deps", REQUIREMENTS[0]], check=True)
             version = f"python{sys.version_info.major}.{sys.version_info.minor}"
             bundled = os.path.join(path, "lib", version, "site-packages", "homeassistant", "package_constraints.txt")
             extra = os.path.join(path, "extra-constraints.txt")

@@ -65,11 +65,15 @@ def fetch_up_front(request):
 class Installs:
     """The package installed in a throw-away copy of each suite's root, once per suite for the session: apt
     (guests/debian-root.sh's `install` step) beside the tests when `start` was called (support/beside.py), then the
-    installed sender and receiver (its `run` step, timed in real time) in the foreground."""
+    installed sender and receiver (its `run` step, timed in real time) in the foreground. The copy is of the
+    release tests' root with the package's Depends (support/apt_release.py's `PreparedRoots`, which resolved them
+    with `apt-get satisfy` from the suite's archive): the Depends are installed through qemu-user once per suite,
+    not once per root that needs them."""
 
-    def __init__(self, folder, config, beside):
+    def __init__(self, folder, config, beside, prepared_roots):
         # The arm64 package, asked for by each install beside the tests (support/packages.py: it may be being built).
         self.folder, self.config, self.beside, self.done = folder, config, beside, {}
+        self.prepared_roots = prepared_roots
 
     def start(self, suite):
         self.beside.start(self._name(suite), self._installer(suite))
@@ -100,10 +104,8 @@ class Installs:
 
     def _installer(self, suite):
         def make(wrapper):
-            root, cached = os.path.join(self.folder, suite), debian_roots.arm64_root(suite)
-            deb = package_path(self.config, "arm64")
-            debian_roots.fetch_depends(suite, cached, deb, wrapper=wrapper)
-            debian_roots.copy_root(suite, cached, root, deb)
+            root, deb = os.path.join(self.folder, suite), package_path(self.config, "arm64")
+            debian_roots.copy_root(suite, self.prepared_roots.template(suite, "arm64"), root, deb)
             shutil.copy(os.path.join(GUESTS, "debian-root.sh"), os.path.join(root, "tmp"))
             return root, debian_roots.in_root(root, ["bash", "/tmp/debian-root.sh", "install"], timeout=1800,
                                               wrapper=wrapper).stdout
@@ -120,9 +122,9 @@ class InstalledRoot:
 
 
 @pytest.fixture(scope="session")
-def installs(tmp_path_factory, request, beside):
+def installs(tmp_path_factory, request, beside, prepared_roots):
     folder = tmp_path_factory.mktemp("pi-roots")
-    installs = Installs(str(folder), request.config, beside)
+    installs = Installs(str(folder), request.config, beside, prepared_roots)
     yield installs
     for suite in debian_roots.SUITES:  # two roots of a few hundred MB each (their logs stay), once made
         if beside.done(installs._name(suite)):
@@ -350,19 +352,19 @@ def boot_files(tmp_path_factory, installs, request, beside):
                         key=lambda name: [(0, int(part), "") if part.isdigit() else (1, 0, part)
                                           for part in re.split(r"[.-]", name)])[-1]
         kernel_folder = os.path.join(modules, kernel)
-        snapcast = _snapcast_root(folder, pi_package, wrapper)
+        snapcast = _snapcast_root(folder, pi_package, installs.prepared_roots.template("bookworm", "arm64"), wrapper)
         return BootFiles(sysroot, kernel, kernel_folder,
                          _initramfs(folder, pi_package, sysroot, kernel_folder, bookworm, snapcast))
     return lambda: beside.result(BOOT_FILES, make)
 
 
-def _snapcast_root(folder, deb, wrapper):
-    """A copy of the bookworm arm64 root with Debian's snapserver and snapclient installed (from the cached .debs,
-    fetched first when the cache lacks them), for the cost benchmark's Snapcast run: the initramfs takes the two
-    programs and their libraries from it."""
+def _snapcast_root(folder, deb, template, wrapper):
+    """A copy of `template`, the bookworm arm64 root with the package's Depends, with Debian's snapserver and
+    snapclient installed (from the cached .debs, fetched first when the cache lacks them), for the cost benchmark's
+    Snapcast run: the initramfs takes the two programs and their libraries from it."""
     root, cached = os.path.join(folder, "snapcast-root"), debian_roots.arm64_root("bookworm")
     debian_roots.fetch_depends("bookworm", cached, deb, extra=("snapserver", "snapclient"), wrapper=wrapper)
-    debian_roots.copy_root("bookworm", cached, root, deb)
+    debian_roots.copy_root("bookworm", template, root, deb, sources_from=cached)
     result = debian_roots.in_root(root, ["apt-get", "install", "-y", "-q", "--no-install-recommends", "snapserver",
                                          "snapclient"], timeout=1800, wrapper=wrapper)
     if result.returncode != 0:
