@@ -140,6 +140,11 @@ def fetched_up_front(request):
 
 
 _beside_seconds = pytest.StashKey()
+_session_started = pytest.StashKey()  # time.time() when the session started: the run's timeline begins there
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_session_started] = time.time()
 
 
 @pytest.fixture(scope="session")
@@ -148,7 +153,9 @@ def beside(request):
     made = Beside()
     yield made
     made.close()
-    request.config.stash[_beside_seconds] = dict(made.seconds)
+    since = request.config.stash[_session_started]
+    request.config.stash[_beside_seconds] = {name: (seconds, made.timeline(name, since))
+                                             for name, seconds in made.seconds.items()}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -343,22 +350,28 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def _where_the_time_went(terminalreporter, config):
     """The seconds of each module (set-ups, tests and teardowns; its module fixtures' boots are in its first
     set-up), of the up-front fetch (inside the first set-up), and the emulated machines booted, by model."""
-    seconds = {}
+    seconds, starts = {}, {}
     for reports in terminalreporter.stats.values():
         for report in reports:
             if type(report) is pytest.TestReport:  # not a subtest's report: its time is its test's
                 module = report.nodeid.split("::")[0]
                 seconds[module] = seconds.get(module, 0.0) + report.duration
+                starts.setdefault(module, []).append(report.start)
     if not seconds:
         return
     terminalreporter.section("seconds by module")
     fetch = config.stash.get(_fetch_seconds, None)
     if fetch is not None:
         terminalreporter.write_line(f"{fetch:8.0f} s  the up-front fetch (in the first test's set-up: its module's too)")
+    since = config.stash.get(_session_started, 0)
     for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
-        terminalreporter.write_line(f"{total:8.0f} s  {module}")
-    for name, total in config.stash.get(_beside_seconds, {}).items():
-        terminalreporter.write_line(f"{total:8.0f} s  beside the tests: {name} (its waits are in its module's)")
+        # Its tests' first start, from the session's start (a module whose package tests run last starts twice).
+        terminalreporter.write_line(f"{total:8.0f} s  {module}, from {min(starts[module]) - since:.0f} s")
+    for name, (total, (start, end, raised)) in config.stash.get(_beside_seconds, {}).items():
+        # When it ran (from the session's start) and from when at normal priority: what ran beside a timed test.
+        normal = "" if raised is None else f", at normal priority from {raised:.0f} s"
+        terminalreporter.write_line(f"{total:8.0f} s  beside the tests: {name}, {start:.0f} s to {end:.0f} s into the "
+                                    f"session{normal} (its waits are in its module's)")
     booted = boot_counts.by_model()
     terminalreporter.write_line("emulated machines booted: " + (", ".join(
         f"{model} {count}" for model, count in sorted(booted.items())) or "none"))

@@ -49,6 +49,8 @@ class Beside:
         self._threads = {}  # thread: the name of the set-up it runs
         self.stopping = threading.Event()  # set when the session ends: a set-up still running stops early
         self.seconds = {}  # name: seconds from its start to its end, for the run's figures
+        self.created, self.created_wall = time.monotonic(), time.time()
+        self.started_at = {}  # name: time.monotonic() when its thread began to make it
         caches.while_blocked.append(self._blocked)
         _sessions.append(self)
 
@@ -125,8 +127,17 @@ class Beside:
                                   else threading.current_thread() is threading.main_thread()):
             self._raise(owner)
 
+    def timeline(self, name, since):
+        """When `name` ran, in seconds since `since` (time.time()): (start, end, raised or None), raised the moment
+        it went to normal priority (a test waited for it, or for a set-up waiting for it)."""
+        offset = self.created_wall - since - self.created  # a time.monotonic() plus this: seconds since `since`
+        started = self.started_at.get(name, self.created)
+        raised = self._raised.get(name)
+        return (started + offset, started + offset + self.seconds.get(name, 0),
+                None if raised is None else max(raised, started) + offset)
+
     def _run(self, name, make):
-        started = time.monotonic()
+        started = self.started_at[name] = time.monotonic()
         self._threads[threading.current_thread()] = name
         wrapper = ["env", f"{MARK}={_slug(name)}"]
         try:
