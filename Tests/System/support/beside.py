@@ -132,9 +132,11 @@ class Beside:
         it went to normal priority (a test waited for it, or for a set-up waiting for it)."""
         offset = self.created_wall - since - self.created  # a time.monotonic() plus this: seconds since `since`
         started = self.started_at.get(name, self.created)
+        ended = started + self.seconds.get(name, 0)
         raised = self._raised.get(name)
-        return (started + offset, started + offset + self.seconds.get(name, 0),
-                None if raised is None else max(raised, started) + offset)
+        if raised is not None and raised >= ended:
+            raised = None  # a test asked for it when it was made already
+        return (started + offset, ended + offset, None if raised is None else max(raised, started) + offset)
 
     def _run(self, name, make):
         started = self.started_at[name] = time.monotonic()
