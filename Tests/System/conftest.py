@@ -356,7 +356,7 @@ def _where_the_time_went(terminalreporter, config):
             if type(report) is pytest.TestReport:  # not a subtest's report: its time is its test's
                 module = report.nodeid.split("::")[0]
                 seconds[module] = seconds.get(module, 0.0) + report.duration
-                starts.setdefault(module, []).append(report.start)
+                starts[module] = min(starts.get(module, report.start), report.start)
     if not seconds:
         return
     terminalreporter.section("seconds by module")
@@ -366,7 +366,7 @@ def _where_the_time_went(terminalreporter, config):
     since = config.stash.get(_session_started, 0)
     for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
         # Its tests' first start, from the session's start (a module whose package tests run last starts twice).
-        terminalreporter.write_line(f"{total:8.0f} s  {module}, from {min(starts[module]) - since:.0f} s")
+        terminalreporter.write_line(f"{total:8.0f} s  {module}, from {starts[module] - since:.0f} s")
     for name, (total, (start, end, raised)) in config.stash.get(_beside_seconds, {}).items():
         # When it ran (from the session's start) and from when at normal priority: what ran beside a timed test.
         normal = "" if raised is None else f", at normal priority from {raised:.0f} s"

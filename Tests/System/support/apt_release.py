@@ -53,10 +53,15 @@ def release_version():
         return re.search(r'static let current = "([^"]+)"', source.read())[1]
 
 
+def _release_tests(request):
+    """The selected tests of the modules that share this set-up (their `fetch_up_front` is this one)."""
+    return [item for item in request.session.items
+            if getattr(getattr(item, "module", None), "fetch_up_front", None) is fetch_up_front]
+
+
 def _slow_tests_selected(request):
-    """Whether a selected slow test is in a module that shares this set-up (its `fetch_up_front` is this one)."""
-    return any(getattr(getattr(item, "module", None), "fetch_up_front", None) is fetch_up_front
-               and item.get_closest_marker("slow") for item in request.session.items)
+    """Whether a selected slow test is in a module that shares this set-up."""
+    return any(item.get_closest_marker("slow") for item in _release_tests(request))
 
 
 def fetch_up_front(request):
@@ -273,8 +278,7 @@ def prepared_roots(tmp_path_factory, request, beside):
 def prepare_beside(request, beside):
     """The roots, made beside the tests from the session's start when a selected release test takes copies of them
     (the set-ups that copy one with more start theirs)."""
-    if any("prepared_roots" in item.fixturenames and getattr(item.module, "fetch_up_front", None) is fetch_up_front
-           for item in request.session.items):
+    if any("prepared_roots" in item.fixturenames for item in _release_tests(request)):
         request.getfixturevalue("prepared_roots").start()
 
 

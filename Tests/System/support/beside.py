@@ -128,11 +128,12 @@ class Beside:
             self._raise(owner)
 
     def timeline(self, name, since):
-        """When `name` ran, in seconds since `since` (time.time()): (start, end, raised or None), raised the moment
-        it went to normal priority (a test waited for it, or for a set-up waiting for it)."""
+        """When `name`, a set-up that ran (it is in `seconds`), ran, in seconds since `since` (time.time()): (start,
+        end, raised or None), raised the moment it went to normal priority (a test waited for it, or for a set-up
+        waiting for it)."""
         offset = self.created_wall - since - self.created  # a time.monotonic() plus this: seconds since `since`
-        started = self.started_at.get(name, self.created)
-        ended = started + self.seconds.get(name, 0)
+        started = self.started_at[name]
+        ended = started + self.seconds[name]
         raised = self._raised.get(name)
         if raised is not None and raised >= ended:
             raised = None  # a test asked for it when it was made already
