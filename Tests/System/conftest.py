@@ -112,8 +112,26 @@ def pytest_collection_modifyitems(session, config, items):
             items[:] = [item for item in items if item not in left_out]
     if config.getoption("--packages-building"):
         # The packages are built beside the tests: those that need one last, the others in their order.
-        items.sort(key=lambda item: item.get_closest_marker("package") is not None)
+        ranks = _package_ranks(items)
+        items.sort(key=lambda item: (item.get_closest_marker("package") is not None, ranks[item.module]))
     config.stash[_selected] = list(items)
+
+
+# Among the tests that need a package, the order that leaves the machine least idle (support/beside.py): first the
+# modules of the arm64 package alone, installed in the roots and then the Pis' whole boots (timed in real time, about
+# half of the machine: the amd64 package's build and the counted Pi boots, at idle priority, take the rest); then those
+# that need the amd64 package too; last the modules that judge the counted boots, which have run beside all of it.
+ARM64_FIRST_FIXTURES = ("installed_root", "raspberry_pi")
+
+
+def _package_ranks(items):
+    """{module: 0, 1 or 2}: where each module goes among the modules that need a package (see above)."""
+    from support.raspberry_pi import COUNTED_FIXTURES  # (here: a plugin of pytest's, imported once registered)
+    uses = {}
+    for item in items:
+        uses.setdefault(item.module, set()).update(getattr(item, "fixturenames", ()))
+    return {module: 2 if names.intersection(COUNTED_FIXTURES) else 0 if names.intersection(ARM64_FIRST_FIXTURES) else 1
+            for module, names in uses.items()}
 
 
 _selected = pytest.StashKey()

@@ -31,6 +31,7 @@ import lzma
 import os
 import re
 import shutil
+import socket
 import subprocess
 import time
 
@@ -191,6 +192,21 @@ class RaspberryPi:
         print("\n".join(f"PI: {line}" for line in self.lines) or self.console[-3000:])
 
 
+def _monitor_command(path, command):
+    """Sends `command` to the QEMU human monitor listening on the Unix socket `path`; whether it was sent."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(5)
+            connection.connect(path)
+            connection.recv(4096)  # the banner and the first prompt
+            connection.sendall(command.encode() + b"\n")
+            connection.recv(4096)  # its echo: the command has been read
+        return True
+    except OSError as error:
+        print(f"QEMU monitor {path}: {command}: {error}", flush=True)
+        return False
+
+
 def _needed_libraries(binary):
     output = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
     return re.findall(r"Shared library: \[([^]]+)\]", output)
@@ -306,9 +322,13 @@ class BootFiles:
         stall of QEMU on a busy host (at idle priority: seconds) shows in the guest as late timers. With sleep=on
         the counted boots beside the tests at idle priority timed the lamps' PWM at 140 Hz instead of 195.
         `wrapper`: the command QEMU runs through (support/beside.py's `chrt --idle 0`); `expired(seconds)`: whether
-        the boot, running that long, is to be stopped (by default after BOOT_LIMIT)."""
+        the boot, running that long, is to be stopped (by default after BOOT_LIMIT). When the guest says "PI: trace may
+        stop", QEMU's trace is turned off through its monitor (the counted boot's cost benchmark, after its large
+        frames, counts its SPI transfers from the kernel's statistics: traced, its 100 frames a second made a 2 GB
+        trace and took QEMU a third longer)."""
         qemu = qemu_backports.qemu()
         trace = os.path.join(folder, "spi-trace.log")
+        monitor = os.path.join(folder, "monitor.sock")
         print(f"booting {self.kernel} on an emulated {model.name} (QEMU 10 -M {model.machine}, TCG, SPI traced"
               f"{f', icount shift={icount}' if icount is not None else ''}) {parameters}", flush=True)
         boot_counts.add(f"{model.machine}{' icount' if icount is not None else ''}")
@@ -320,15 +340,19 @@ class BootFiles:
                    "-initrd", self.initrd, "-append",
                    f"{model.console}console=ttyAMA0 rdinit={init} quiet panic=-1 "
                    f"{model.spi_options}{parameters}".strip(),
-                   "-trace", f"memory_region_ops_write,file={trace}"]
+                   "-trace", f"memory_region_ops_write,file={trace}",
+                   "-monitor", f"unix:{monitor},server=on,wait=off"]
         process = Process(folder, "console", command, env=qemu.env, wrapper=wrapper)
         expired = expired or (lambda seconds: seconds >= BOOT_LIMIT)
+        tracing = True
         try:
             # Linux cannot power these machines off (nor reboot them after a panic): QEMU is stopped when the
             # guest says it is done, or panicked.
             while (process.alive() and not any(end in process.output() for end in ("PI: done", "Kernel panic"))
                    and not expired(time.monotonic() - started)):
-                time.sleep(2)
+                if tracing and "PI: trace may stop" in process.output():
+                    tracing = not _monitor_command(monitor, "trace-event memory_region_ops_write off")
+                time.sleep(0.5 if tracing else 2)
         finally:
             process.stop(timeout=5)
         console = process.output().replace("\r", "")
@@ -394,11 +418,10 @@ class Boots:
     def whole(self, machine):
         """The model (a MODELS key) booted with guests/raspi-init.sh as /init: the GPIO steps, then
         guests/raspi-strip.sh's route, the receiver's strip, test-leds, the page's check and the errors. One at a
-        time, and after the counted boots when they run beside: its vCPUs run on the host's cores in real time, and
-        its PWM is timed in real time."""
+        time: its vCPUs run on the host's cores in real time, and its PWM is timed in real time. The counted boots
+        may go on beside it at idle priority (SCHED_IDLE, which any of its threads preempts at once): they take only
+        the CPU it leaves idle, about half of the machine, and their clocks count instructions."""
         if (machine, "whole") not in self.done:
-            if self.beside.started(COUNTED):
-                self.counted(machine)
             self.done[machine, "whole"] = self._boot(machine, "whole", init="/init")
         return self.done[machine, "whole"]
 
