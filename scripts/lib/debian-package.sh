@@ -25,6 +25,9 @@ build_release() {
     esac
     # Read-only relocations after start-up on both architectures (lintian: hardening-no-relro).
     link_flags+=(-Xlinker -z -Xlinker relro)
+    # No debug information (SwiftPM's release builds make DWARF for every module, C ones too), as the binary is
+    # stripped: a build from nothing takes 761 CPU seconds instead of 833.
+    swift_flags+=(-Xswiftc -gnone -Xcc -g0)
     pkgconfig=$root/usr/lib/lightorgan-pkgconfig:$root/usr/lib/$triplet/pkgconfig:$root/usr/share/pkgconfig
     mkdir -p "$cache_root/build/$arch"
     # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static

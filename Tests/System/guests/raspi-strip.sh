@@ -69,10 +69,17 @@ fails() {
     echo "PI: $name status $status lines $(grep -c . /tmp/$name.err) said $(grep -v '^$' /tmp/$name.err | head -n 1)"
 }
 # spi_counts: the SPI controller's transfers, bytes sent and transfers of 2048 to 4095 bytes so far (the kernel's
-# statistics of spi0).
+# statistics of spi0). The three files are read one after the other while frames go out (a transfer that ended
+# in between made them disagree by one frame): read until two readings in a row agree (or 50 times).
 spi_counts() {
     statistics=/sys/class/spi_master/spi0/statistics
-    echo $(cat $statistics/transfers $statistics/bytes_tx "$statistics/transfer_bytes_histo_2048-4095")
+    last="" tries=0
+    while [ $tries -lt 50 ]; do
+        counts=$(cat $statistics/transfers $statistics/bytes_tx "$statistics/transfer_bytes_histo_2048-4095" | tr '\n' ' ')
+        [ "$counts" = "$last" ] && break
+        last=$counts tries=$((tries + 1))
+    done
+    echo "$counts"
 }
 # cost PID LABEL: "PI: LABEL cpu user U system S over T0 T1 spi transfers N bytes B of-2048-4095 W": PID's CPU
 # time (clock ticks, 1/100 s) over 30 s of guest time, user (lightorgan's own code) and system (the kernel's, the
