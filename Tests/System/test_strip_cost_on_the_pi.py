@@ -35,6 +35,7 @@ pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark
 PIXELS = 300
 PWM_HZ = 200  # receiver.pwm_frequency's default
 GOAL = 1.3  # the strip's receiver at most 1.3 times the lamps' user time
+FRAME_BYTES = PIXELS * 9 + RESET_BYTES  # a 300-pixel frame on SPI: 3 SPI bits an LED bit, then the reset
 
 
 @pytest.fixture(scope="module", params=list(MODELS))
@@ -51,16 +52,21 @@ def _cost(strip, run):
 
 def _spi(strip, run):
     """(transfers, bytes, transfers of 2048 to 4095 bytes) the SPI controller made in the guest's `cost RUN` window,
-    from the kernel's statistics of spi0 (QEMU's trace stops before the cost benchmark), or None."""
+    from the kernel's statistics of spi0 (QEMU's trace stops before the cost benchmark); zeros without its line."""
     found = strip.pi.said(rf"cost {run}\b.* over [0-9.]+ [0-9.]+ spi transfers ([0-9]+) bytes ([0-9]+) "
                           r"of-2048-4095 ([0-9]+)")
     return (int(found[1]), int(found[2]), int(found[3])) if found else (0, 0, 0)
 
 
-def _whole_frames(spi, size):
-    """Whether every transfer of a `_spi` triple was one whole frame of `size` bytes (2048 to 4095)."""
+def _whole_frames(spi):
+    """Whether every transfer of a `_spi` triple was one whole frame of FRAME_BYTES (2048 to 4095)."""
     transfers, sent, sized = spi
-    return transfers > 0 and sized == transfers and sent == transfers * size
+    return transfers > 0 and sized == transfers and sent == transfers * FRAME_BYTES
+
+
+def _spi_detail(spi, seconds):
+    """A `_spi` triple over `seconds`, as a failed check names it."""
+    return f"{spi[0]} transfers in {seconds:.1f} s, {spi[1]} bytes, {spi[2]} of 2048 to 4095 bytes"
 
 
 def _times_as_much(cost, yardstick):
@@ -107,10 +113,9 @@ def test_what_a_300_pixel_strip_costs_the_receiver_beside_its_lamps(counted_stri
     if not check(f"{short}: both cost runs measured", lamps and with_strip,
                  f"lamps {lamps}, strip {with_strip}; {(strip.pi.said(r'cost-strip .*') or [''])[0]}"):
         return
-    spi, size = _spi(strip, "strip"), PIXELS * 9 + RESET_BYTES
-    check(f"{short}: the {PIXELS}-pixel frames reach SPI whole ({size} bytes each) while the demo plays (the "
-          "kernel's SPI statistics)", _whole_frames(spi, size),
-          f"{spi[0]} transfers in {with_strip[2]:.1f} s, {spi[1]} bytes, {spi[2]} of 2048 to 4095 bytes")
+    spi = _spi(strip, "strip")
+    check(f"{short}: the {PIXELS}-pixel frames reach SPI whole ({FRAME_BYTES} bytes each) while the demo plays (the "
+          "kernel's SPI statistics)", _whole_frames(spi), _spi_detail(spi, with_strip[2]))
     user_ratio = (with_strip[0] / with_strip[2]) / max(lamps[0] / lamps[2], 0.1)
     total_ratio = _times_as_much(with_strip, lamps)
     threads = {run: _threads(strip, run) for run in ("lamps", "strip")}
@@ -141,8 +146,7 @@ def test_what_the_pis_own_sound_costs_beside_the_strip(counted_strip_pi, check, 
           streams is not None and int(streams[1]) >= 1, (strip.pi.said(r"cost-own .*") or [""])[0])
     spi = _spi(strip, "own")
     check(f"{short}: its frames reach the strip whole ({spi[0] / own[2]:.0f} frames/s on SPI)",
-          _whole_frames(spi, PIXELS * 9 + RESET_BYTES) and spi[0] / own[2] >= 50,
-          f"{spi[0]} transfers in {own[2]:.1f} s, {spi[1]} bytes, {spi[2]} of 2048 to 4095 bytes")
+          _whole_frames(spi) and spi[0] / own[2] >= 50, _spi_detail(spi, own[2]))
     ratio = _times_as_much(own, fed)
     figure(f"{short}: the receiver's own sound (a pipe analysed and played) with {PIXELS} pixels: user "
            f"{own[0] / own[2]:.2f} system {own[1] / own[2]:.2f} % of an emulated core, {ratio:.2f} times the strip fed "
@@ -169,8 +173,7 @@ def test_what_a_snapcast_room_costs_beside_the_strip(counted_strip_pi, check, fi
     client = (int(after[1]) - int(found[1]), int(after[2]) - int(found[2]))
     spi = _spi(strip, "snap")
     check(f"{short}: its frames reach the strip whole ({spi[0] / seconds:.0f} frames/s on SPI)",
-          _whole_frames(spi, PIXELS * 9 + RESET_BYTES) and spi[0] / seconds >= 50,
-          f"{spi[0]} transfers in {seconds:.1f} s, {spi[1]} bytes, {spi[2]} of 2048 to 4095 bytes")
+          _whole_frames(spi) and spi[0] / seconds >= 50, _spi_detail(spi, seconds))
     ratio = _times_as_much((receiver[0] + client[0], receiver[1] + client[1], seconds), fed)
     own = _cost(strip, "own")
     own_ratio = _times_as_much(own, fed) if own else float("nan")

@@ -66,11 +66,6 @@ class Beside:
                 self._jobs[name] = self._pool.submit(self._run, name, make)
             return self._jobs[name]
 
-    def started(self, name):
-        """Whether `name` was started (it may have ended)."""
-        with self._lock:
-            return name in self._jobs
-
     def done(self, name):
         """Whether `name` was started and has ended (its folders may be removed)."""
         with self._lock:
