@@ -113,25 +113,39 @@ def pytest_collection_modifyitems(session, config, items):
     if config.getoption("--packages-building"):
         # The packages are built beside the tests: those that need one last, the others in their order.
         ranks = _package_ranks(items)
-        items.sort(key=lambda item: (item.get_closest_marker("package") is not None, ranks[item.module]))
+        items.sort(key=lambda item: (item.get_closest_marker("package") is not None, ranks[item]))
     config.stash[_selected] = list(items)
 
 
 # Among the tests that need a package, the order that leaves the machine least idle (support/beside.py): first the
 # modules of the arm64 package alone, installed in the roots and then the Pis' whole boots (timed in real time, about
-# half of the machine: the amd64 package's build and the counted Pi boots, at idle priority, take the rest); then those
-# that need the amd64 package too; last the modules that judge the counted boots, which have run beside all of it.
+# half of the machine: the amd64 package's build and the counted Pi boots, at idle priority, take the rest); then the
+# other tests that need no amd64 package (the x86 guest of libgpiod 1, trixie's speaker, the arm64 package's
+# lintian), while the amd64 package builds; then those that need it (the last package made: what runs after it is
+# the run's tail, one test at a time); last the modules that judge the counted boots, which have run beside all of
+# it. A test needs the amd64 package when its fixtures do (the release repository holds both packages), or when
+# marked `amd64` (a fixture that asks for the package by name, as a parameter of the test does).
 ARM64_FIRST_FIXTURES = ("installed_root", "raspberry_pi")
+AMD64_FIXTURES = ("amd64_package",)
 
 
 def _package_ranks(items):
-    """{module: 0, 1 or 2}: where each module goes among the modules that need a package (see above)."""
+    """{item: 0, 1, 2 or 3}: where each test goes among those that need a package (see above). The first and the
+    last are whole modules (the Pis' module-wide boots); the other modules may part in two."""
     from support.raspberry_pi import COUNTED_FIXTURES  # (here: a plugin of pytest's, imported once registered)
     uses = {}
     for item in items:
         uses.setdefault(item.module, set()).update(getattr(item, "fixturenames", ()))
-    return {module: 2 if names.intersection(COUNTED_FIXTURES) else 0 if names.intersection(ARM64_FIRST_FIXTURES) else 1
-            for module, names in uses.items()}
+
+    def rank(item):
+        names = uses[item.module]
+        if names.intersection(COUNTED_FIXTURES):
+            return 3
+        if names.intersection(ARM64_FIRST_FIXTURES):
+            return 0
+        needs_amd64 = item.get_closest_marker("amd64") or set(getattr(item, "fixturenames", ())) & set(AMD64_FIXTURES)
+        return 2 if needs_amd64 else 1
+    return {item: rank(item) for item in items}
 
 
 _selected = pytest.StashKey()

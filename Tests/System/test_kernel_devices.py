@@ -61,7 +61,7 @@ class Guest:
         return " | ".join(self.console.strip().splitlines()[-8:])
 
 
-@pytest.fixture(scope="module", params=[1, 2], ids=["libgpiod1", "libgpiod2"])
+@pytest.fixture(scope="module", params=[1, pytest.param(2, marks=pytest.mark.amd64)], ids=["libgpiod1", "libgpiod2"])
 def vm(request, tmp_path_factory):
     """The guest booted once for this libgpiod API: its console and "VM:" lines."""
     api = request.param
