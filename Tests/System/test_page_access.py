@@ -92,20 +92,33 @@ def test_pages_that_stop_reading_leave_the_frame_age_as_it_was(page_host, spawn,
     stalled_from = time.monotonic()
     pages = stalled_pages(page_host.address, 10)
     try:
-        time.sleep(6)  # and 6 s with them
+        # The pages' buffers fill first (the kernel's send buffer, then NIO's up to its high-water mark): until then
+        # the receiver writes to them as to pages that read. Here it began to skip their pushes 11.5 s after they
+        # stopped reading (a probe in sendLamps); the frames are judged from 20 s, for 6 s.
+        time.sleep(26)
         sender.stop()
     finally:
         for connection in pages:
             connection.close()
     ages = ages_ms(process, sender)
     without = [age for at, age in ages if quiet_from <= at < stalled_from]
-    with_pages = [age for at, age in ages if at >= stalled_from + 0.5]
-    base, loaded = percentile(without, 0.99), percentile(with_pages, 0.99)
-    ok = len(without) > 400 and len(with_pages) > 400 and loaded <= base + 3
-    check("10 pages that stop reading leave the lamps' frame age as it was (p99 within 3 ms)", ok,
-          f"p99 {base:.2f} ms without, {loaded:.2f} ms with; p50 {percentile(without, 0.5):.2f} / "
-          f"{percentile(with_pages, 0.5):.2f} ms; {len(without)} / {len(with_pages)} frames")
-    figure(f"frame age p99 {base:.2f} ms without, {loaded:.2f} ms with 10 stalled pages")
+    with_pages = [age for at, age in ages if at >= stalled_from + 20]
+    # Judged where a cost of the stalled pages would show and the machine's own noise does not decide: the p95 (30 of
+    # 600 frames) within 1 ms, the p99 (6 frames) within one frame period. Beside a writer at idle priority (as the
+    # roots made beside the tests are) the p99 of the same receiver with no page moved between 0.4 and 6.7 ms from
+    # run to run, its p95 between 0.28 and 0.37 ms.
+    p95 = (percentile(without, 0.95), percentile(with_pages, 0.95))
+    p99 = (percentile(without, 0.99), percentile(with_pages, 0.99))
+    ok = len(without) > 400 and len(with_pages) > 400 and p95[1] <= p95[0] + 1 and p99[1] <= p99[0] + 10
+    check("10 pages that stop reading leave the lamps' frame age as it was (p95 within 1 ms, p99 within a frame "
+          "period, 10 ms)", ok,
+          f"p95 {p95[0]:.2f} ms without, {p95[1]:.2f} ms with; p99 {p99[0]:.2f} / {p99[1]:.2f} ms; p50 "
+          f"{percentile(without, 0.5):.2f} / {percentile(with_pages, 0.5):.2f} ms; {len(without)} / {len(with_pages)} "
+          "frames")
+    figure(f"frame age p95 {p95[0]:.2f} ms without, {p95[1]:.2f} ms with 10 stalled pages; p99 {p99[0]:.2f} / "
+           f"{p99[1]:.2f} ms")
+
+
 @pytest.mark.timing
 @pytest.mark.parametrize("name", ["chromium", "webkit"])
 def test_the_owner_gets_in_while_strangers_flood_the_page(name, page_host, engine, spawn, music, check, figure,
