@@ -82,6 +82,12 @@ def test_garbage_a_wrong_key_and_foreign_origins_are_refused_and_change_nothing(
           f"nan {nan}, huge {huge}, page file written {changed}")
 
 
+# Seconds after pages stop reading from which the receiver skips their pushes: their buffers fill first (the kernel's
+# send buffer, then NIO's up to its high-water mark), and until then it writes to them as to pages that read. A
+# probe in sendLamps saw the first skip 11.5 s after they stopped reading.
+STALLED_PAGES_SKIPPED_AFTER = 20
+
+
 @pytest.mark.timing
 def test_pages_that_stop_reading_leave_the_frame_age_as_it_was(page_host, spawn, check, figure):
     process, key = page_host.receiver("stalled")
@@ -92,17 +98,14 @@ def test_pages_that_stop_reading_leave_the_frame_age_as_it_was(page_host, spawn,
     stalled_from = time.monotonic()
     pages = stalled_pages(page_host.address, 10)
     try:
-        # The pages' buffers fill first (the kernel's send buffer, then NIO's up to its high-water mark): until then
-        # the receiver writes to them as to pages that read. Here it began to skip their pushes 11.5 s after they
-        # stopped reading (a probe in sendLamps); the frames are judged from 20 s, for 6 s.
-        time.sleep(26)
+        time.sleep(STALLED_PAGES_SKIPPED_AFTER + 6)  # and 6 s once their pushes are skipped
         sender.stop()
     finally:
         for connection in pages:
             connection.close()
     ages = ages_ms(process, sender)
     without = [age for at, age in ages if quiet_from <= at < stalled_from]
-    with_pages = [age for at, age in ages if at >= stalled_from + 20]
+    with_pages = [age for at, age in ages if at >= stalled_from + STALLED_PAGES_SKIPPED_AFTER]
     # Judged where a cost of the stalled pages would show and the machine's own noise does not decide: the p95 (30 of
     # 600 frames) within 1 ms, the p99 (6 frames) within one frame period. Beside a writer at idle priority (as the
     # roots made beside the tests are) the p99 of the same receiver with no page moved between 0.4 and 6.7 ms from
