@@ -12,16 +12,21 @@ also makes it there and then when nothing started it (a run of one module, `-k`)
 enters a network namespace of its own (support/namespaces.py): a set-up's thread is made when it starts, in the
 namespace of the thread that starts it, and one that fetches needs the machine's network.
 
-`make(wrapper)` puts `wrapper` before each command it runs: `chrt --idle 0` (util-linux) and a variable naming the
-set-up, which its processes and theirs inherit with the priority. Only those processes run at SCHED_IDLE: the
-set-up's thread in this process stays at normal priority, since a thread of pytest at idle priority holding
-Python's lock would hold up the tests. Raising a set-up's priority finds its processes by that variable, and their
-descendants. SCHED_IDLE weighs against the other tasks of its own autogroup (its session): the tests and these
+`make(wrapper)` puts `wrapper` before each command it runs: `chrt --idle 0` (util-linux), a variable naming the
+set-up, and a shell that notes its process id in the set-up's file before it becomes the command; the processes
+and theirs inherit the priority. Only those processes run at SCHED_IDLE: the set-up's thread in this process stays
+at normal priority, since a thread of pytest at idle priority holding Python's lock would hold up the tests.
+Raising a set-up's priority finds its processes by that variable or by those noted ids, and their descendants. The
+variable alone was not enough: a command that clears its environment (`env -i` before `chroot`, as
+support/debian_roots.py's `in_root` does) takes it out of the very process that then runs apt under qemu-user, and
+beside two CPU hogs that process and its children starved at idle priority while a test waited for them. SCHED_IDLE weighs against the other tasks of its own autogroup (its session): the tests and these
 set-ups share pytest's session, so they weigh against each other, and against other sessions as that session does.
 """
 import concurrent.futures
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 
@@ -50,6 +55,7 @@ class Beside:
         self.stopping = threading.Event()  # set when the session ends: a set-up still running stops early
         self.seconds = {}  # name: seconds from its start to its end, for the run's figures
         self.created, self.created_wall = time.monotonic(), time.time()
+        self._noted = tempfile.mkdtemp(prefix="pytest-beside-")  # a file per set-up: the ids its wrapper noted
         self.started_at = {}  # name: time.monotonic() when its thread began to make it
         caches.while_blocked.append(self._blocked)
         _sessions.append(self)
@@ -110,7 +116,7 @@ class Beside:
             for job in family:
                 self._raised.setdefault(job, now)
         for job in family:
-            raise_priority(_slug(job))
+            raise_priority(_slug(job), self._noted)
 
     def _blocked(self, lock, holder):
         """caches.locked's hook, in a thread waiting for `lock` that the thread `holder` holds: a set-up holding a
@@ -137,7 +143,9 @@ class Beside:
     def _run(self, name, make):
         started = self.started_at[name] = time.monotonic()
         self._threads[threading.current_thread()] = name
-        wrapper = ["env", f"{MARK}={_slug(name)}"]
+        slug = _slug(name)
+        # (sh -c SCRIPT NOTE COMMAND…: $0 is the note, "$@" the command, which keeps the shell's process id)
+        wrapper = ["env", f"{MARK}={slug}", "sh", "-c", 'echo $$ >>"$0" && exec "$@"', os.path.join(self._noted, slug)]
         try:
             return make(wrapper if name in self._raised else ["chrt", "--idle", "0", *wrapper])
         finally:
@@ -151,8 +159,9 @@ class Beside:
             caches.while_blocked.remove(self._blocked)
         if self in _sessions:
             _sessions.remove(self)
-        raise_priority()
+        raise_priority(None, self._noted)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._noted, ignore_errors=True)
 
 
 def _slug(name):
@@ -183,19 +192,40 @@ def _marked(pid, slug):
                for entry in names)
 
 
-def raise_priority(slug=None):
+def raise_priority(slug=None, noted=None):
     """Every task at SCHED_IDLE of the set-up `slug` (all set-ups: None) to normal priority: the processes of this
-    process's descendants that carry its mark, and all of theirs. Returns how many it raised."""
+    process's descendants that carry its mark, or whose ids its wrapper noted in `noted` (the session's folder of
+    notes), and all of theirs. Returns how many it raised."""
     parents = _parents()
     children = {}
     for pid, parent in parents.items():
         children.setdefault(parent, []).append(pid)
-    descendants, queue = [], list(children.get(os.getpid(), []))
+    descendants, queue = set(), list(children.get(os.getpid(), []))
     while queue:
         pid = queue.pop()
-        descendants.append(pid)
+        descendants.add(pid)
         queue += children.get(pid, [])
-    return _raise_family([pid for pid in descendants if _marked(pid, slug)], children)
+    # (an id noted by a process that has ended may be another's now: only this process's descendants count)
+    ids = {pid for pid in _noted_ids(noted, slug) if pid in descendants}
+    return _raise_family([pid for pid in descendants if pid in ids or _marked(pid, slug)], children)
+
+
+def _noted_ids(noted, slug):
+    """The process ids that the wrappers of the set-up `slug` (all set-ups: None) noted in the folder `noted`."""
+    if noted is None:
+        return set()
+    try:
+        names = os.listdir(noted) if slug is None else [slug]
+    except OSError:
+        return set()
+    ids = set()
+    for name in names:
+        try:
+            with open(os.path.join(noted, name)) as note:
+                ids.update(int(line) for line in note.read().split() if line.isdigit())
+        except OSError:
+            continue
+    return ids
 
 
 def raise_tree(pid):
