@@ -1,8 +1,8 @@
 """The suite's set-ups beside the tests (support/beside.py), checked beside CPU hogs: a set-up runs at idle priority
 until a test waits for it, and from then at normal priority, down to the process that a chroot started with its
 environment cleared (support/debian_roots.py's `in_root`, the path of apt under qemu-user in the Debian roots).
-A full run beside two hogs (`stress-ng --cpu 2`) once waited there with no end: that process had lost the variable
-that named its set-up, so it stayed at idle priority, and the hogs left it no CPU.
+A full run beside two hogs (`stress-ng --cpu 2`) once waited there with no end: set-ups were then found by a variable
+in their environment, which that process had lost, so it stayed at idle priority, and the hogs left it no CPU.
 """
 import os
 import subprocess
@@ -10,7 +10,8 @@ import threading
 import time
 
 from support import debian_roots
-from support.beside import MARK, Beside
+from support.beside import Beside
+from support.processes import wait_for
 
 # About a second of one core in dash: enough to starve at idle priority beside hogs on every core (SCHED_IDLE weighs
 # 3 against a hog's 1024: well over ten minutes), and done within seconds at normal priority beside them.
@@ -26,15 +27,14 @@ def test_a_set_up_that_a_test_waits_for_runs_at_normal_priority_beside_cpu_hogs(
     hogs = []
     try:
         def make(wrapper):
-            # The set-up's own shell, then a chroot whose environment is cleared (the variable that names the set-up
-            # gone), then a child of that one: the shape of apt's fetch in a Debian root.
+            # The set-up's own shell, then a chroot whose environment is cleared, then a child of that one: the shape
+            # of apt's fetch in a Debian root.
             return debian_roots.in_root("/", ["sh", "-c", f"{BUSY}; sh -c '{BUSY}'", TOKEN], wrapper=wrapper)
 
         beside.start("a busy root", make)
-        # The hogs come once the chroot's shell runs (its environment cleared), as when the hogs left a set-up at
-        # idle priority enough CPU to get that far: from then, at idle priority beside them, next to none.
-        inside = _wait_for_process(TOKEN)
-        check("the chroot's shell runs, its environment cleared", inside is not None and MARK not in _environment(inside))
+        # The hogs come once the chroot's shell runs, as when the hogs left a set-up at idle priority enough CPU to
+        # get that far: from then, at idle priority beside them, next to none.
+        check("the chroot's shell runs", wait_for(lambda: _running(TOKEN), 30))
         hogs += [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in os.sched_getaffinity(0)]
         time.sleep(1)
         started = time.monotonic()
@@ -57,25 +57,14 @@ def test_a_set_up_that_a_test_waits_for_runs_at_normal_priority_beside_cpu_hogs(
         beside.close()
 
 
-def _wait_for_process(token, seconds=30):
-    """The id of a process whose command line holds `token`, once there is one; None after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit() and entry != str(os.getpid()):
-                try:
-                    with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                        if token.encode() in cmdline.read().split(b"\0"):
-                            return int(entry)
-                except OSError:
-                    continue
-        time.sleep(0.05)
-    return None
-
-
-def _environment(pid):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as environ:
-            return environ.read().decode(errors="replace")
-    except OSError:
-        return ""
+def _running(token):
+    """Whether a process other than this one has `token` as an argument."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and entry != str(os.getpid()):
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                    if token.encode() in cmdline.read().split(b"\0"):
+                        return True
+            except OSError:
+                continue
+    return False

@@ -12,15 +12,16 @@ also makes it there and then when nothing started it (a run of one module, `-k`)
 enters a network namespace of its own (support/namespaces.py): a set-up's thread is made when it starts, in the
 namespace of the thread that starts it, and one that fetches needs the machine's network.
 
-`make(wrapper)` puts `wrapper` before each command it runs: `chrt --idle 0` (util-linux), a variable naming the
-set-up, and a shell that notes its process id in the set-up's file before it becomes the command; the processes
-and theirs inherit the priority. Only those processes run at SCHED_IDLE: the set-up's thread in this process stays
-at normal priority, since a thread of pytest at idle priority holding Python's lock would hold up the tests.
-Raising a set-up's priority finds its processes by that variable or by those noted ids, and their descendants. The
-variable alone was not enough: a command that clears its environment (`env -i` before `chroot`, as
-support/debian_roots.py's `in_root` does) takes it out of the very process that then runs apt under qemu-user, and
-beside two CPU hogs that process and its children starved at idle priority while a test waited for them. SCHED_IDLE weighs against the other tasks of its own autogroup (its session): the tests and these
-set-ups share pytest's session, so they weigh against each other, and against other sessions as that session does.
+`make(wrapper)` puts `wrapper` before each command it runs: `chrt --idle 0` (util-linux) and a shell that notes
+its process id in the set-up's file of the session before it becomes the command (the id stays through `exec`);
+the processes and theirs inherit the priority. Only those processes run at SCHED_IDLE: the set-up's thread in this
+process stays at normal priority, since a thread of pytest at idle priority holding Python's lock would hold up the
+tests. Raising a set-up's priority finds its processes by those noted ids, and their descendants. (A variable in
+their environment named them before: a command that clears its environment, `env -i` before `chroot` as
+support/debian_roots.py's `in_root` does, took it out of the very process that then runs apt under qemu-user, and
+beside two CPU hogs that process starved at idle priority while a test waited for it.) SCHED_IDLE weighs against
+the other tasks of its own autogroup (its session): the tests and these set-ups share pytest's session, so they weigh
+against each other, and against other sessions as that session does.
 """
 import concurrent.futures
 import os
@@ -32,7 +33,6 @@ import time
 
 from support import caches
 
-MARK = "PYTEST_BESIDE_SETUP"  # the variable that names a set-up in its processes' environment
 _sessions = []  # the Beside of the session, while it runs
 
 
@@ -145,7 +145,7 @@ class Beside:
         self._threads[threading.current_thread()] = name
         slug = _slug(name)
         # (sh -c SCRIPT NOTE COMMAND…: $0 is the note, "$@" the command, which keeps the shell's process id)
-        wrapper = ["env", f"{MARK}={slug}", "sh", "-c", 'echo $$ >>"$0" && exec "$@"', os.path.join(self._noted, slug)]
+        wrapper = ["sh", "-c", 'echo $$ >>"$0" && exec "$@"', os.path.join(self._noted, slug)]
         try:
             return make(wrapper if name in self._raised else ["chrt", "--idle", "0", *wrapper])
         finally:
@@ -182,20 +182,10 @@ def _parents():
     return parents
 
 
-def _marked(pid, slug):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as environ:
-            names = environ.read().split(b"\0")
-    except OSError:
-        return False
-    return any(entry.startswith(f"{MARK}=".encode()) and (slug is None or entry == f"{MARK}={slug}".encode())
-               for entry in names)
-
-
-def raise_priority(slug=None, noted=None):
+def raise_priority(slug, noted):
     """Every task at SCHED_IDLE of the set-up `slug` (all set-ups: None) to normal priority: the processes of this
-    process's descendants that carry its mark, or whose ids its wrapper noted in `noted` (the session's folder of
-    notes), and all of theirs. Returns how many it raised."""
+    process's descendants whose ids its wrapper noted in `noted` (the session's folder of notes), and all of theirs.
+    Returns how many it raised."""
     parents = _parents()
     children = {}
     for pid, parent in parents.items():
@@ -207,13 +197,11 @@ def raise_priority(slug=None, noted=None):
         queue += children.get(pid, [])
     # (an id noted by a process that has ended may be another's now: only this process's descendants count)
     ids = {pid for pid in _noted_ids(noted, slug) if pid in descendants}
-    return _raise_family([pid for pid in descendants if pid in ids or _marked(pid, slug)], children)
+    return _raise_family([pid for pid in descendants if pid in ids], children)
 
 
 def _noted_ids(noted, slug):
     """The process ids that the wrappers of the set-up `slug` (all set-ups: None) noted in the folder `noted`."""
-    if noted is None:
-        return set()
     try:
         names = os.listdir(noted) if slug is None else [slug]
     except OSError:
