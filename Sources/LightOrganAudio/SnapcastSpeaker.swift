@@ -65,10 +65,13 @@ public final class SnapcastSpeaker: OwnSoundInput, Sendable {
         /// Whether another machine was seen under this room's id (told once).
         var toldNameTaken = false
         /// snapclient's version (`0.26.0`), from its first line.
-        var clientVersion: String?
+        package var clientVersion: String?
         /// Whether what answers at the server's address speaks no Snapcast this snapclient knows: told once, and
         /// its reconnections kept out of the log, until a server's settings arrive.
-        var speaksAnotherProtocol = false
+        package var speaksAnotherProtocol = false
+
+        /// Nothing said yet.
+        package init() {}
     }
 
     private let program: SoundProgram
@@ -233,13 +236,13 @@ private final class Shared: Sendable {
 
 /// One line of snapclient's log (`2026-11-28 23-19-23.840 [Info] (Controller) ServerSettings - buffer: 1000, …`):
 /// what it tells of the connection, and what of it the receiver's log shows.
-struct SnapclientLine {
+package struct SnapclientLine {
     /// The level (`Info`, `Notice`, `Error`…), the tag (`Controller`) and the message.
-    let level: String
-    let tag: String
-    let message: String
+    package let level: String
+    package let tag: String
+    package let message: String
 
-    init(_ line: String) {
+    package init(_ line: String) {
         // The time stamp, then [Level], then (Tag): each optional.
         var rest = Substring(line)
         if let open = rest.firstIndex(of: "["), let close = rest[open...].firstIndex(of: "]") {
@@ -259,7 +262,7 @@ struct SnapclientLine {
 
     /// Takes what the line tells into `state` and returns what the receiver's log shows of it: nil for the
     /// chatter of an idle stream, the start's details and a retry's repeated failure (one line an outage).
-    func told(_ state: inout SnapcastSpeaker.State) -> String? {
+    package func told(_ state: inout SnapcastSpeaker.State) -> String? {
         if message.hasPrefix("Version ") {
             state.clientVersion = String(message.dropFirst("Version ".count))
             return nil

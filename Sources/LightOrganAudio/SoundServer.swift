@@ -82,7 +82,7 @@ public enum SoundServer {
     /// PulseAudio states 0 for a sink that plays nothing (`State: SUSPENDED` or `IDLE`), and for a
     /// tunnel (NETWORK) until it has timed its far end: no reading (nil), measured again (the retries,
     /// and the sink's change of state, which the watch reports).
-    static func latency(ofSink name: String, inListing listing: String) -> (OutputLatency, isPipeWire: Bool)? {
+    package static func latency(ofSink name: String, inListing listing: String) -> (OutputLatency, isPipeWire: Bool)? {
         var inSink = false
         var microseconds: Int?
         var flags: [Substring]?

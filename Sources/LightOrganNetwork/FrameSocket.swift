@@ -169,7 +169,7 @@ public final class FrameSocket: Sendable {
     public var dropped: Int { counts.dropped }
 
     /// An integer socket option of the connection (tests check the tuning); nil once closed.
-    func option(level: CInt, name: CInt) -> CInt? {
+    package func option(level: CInt, name: CInt) -> CInt? {
         state.withLock { state in
             guard state.descriptor >= 0 else { return nil }
             var value: CInt = 0
@@ -179,7 +179,7 @@ public final class FrameSocket: Sendable {
     }
 
     /// Bytes written to the socket that have not left the machine yet (tests); nil once closed.
-    var unsentBytes: Int? {
+    package var unsentBytes: Int? {
         state.withLock { state in
             var unsent: CInt = 0
             let siocoutqnsd: UInt = 0x894B  // linux/sockios.h

@@ -176,7 +176,7 @@ public final class GPIOLamps: LevelOutput, @unchecked Sendable {
         }
     }
 
-    /// The libgpiod API this build uses: 1 (libgpiod 1.6, bookworm) or 2 (libgpiod 2.x, trixie).
+    /// The libgpiod API this build uses: 2 (libgpiod 2.x, linked in statically).
     public static var libgpiodAPI: Int { Int(lightorgan_gpio_api_version()) }
 
     /// Labels of the Raspberry Pi's main GPIO controller, newest first (Pi 5: RP1).

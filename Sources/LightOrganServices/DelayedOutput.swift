@@ -1,5 +1,5 @@
-import LightOrganCore
-import NIOCore
+package import LightOrganCore
+package import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -13,7 +13,7 @@ import Synchronization
 /// a timer of their own, so a flood of frames never piles up more than one frame per window: the
 /// newest still wins. Lamp-off frames from the receiver's timeouts are delayed like any other (the
 /// lamps finish the last `delay` of music, then go dark); ``shutDown()`` acts at once.
-final class DelayedOutput: LevelOutput {
+package final class DelayedOutput: LevelOutput {
     /// Frames closer together than this share one timer (the later one is shown).
     static let coalescingWindow = TimeAmount.milliseconds(2)
 
@@ -30,7 +30,7 @@ final class DelayedOutput: LevelOutput {
     private let failed: @Sendable (any Error) -> Void
 
     /// Shows on `output` each frame `delay` after it is given; `failed` hears the output's errors.
-    init(
+    package init(
         wrapping output: any LevelOutput, delay: TimeAmount,
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
         failed: @escaping @Sendable (any Error) -> Void
@@ -41,7 +41,7 @@ final class DelayedOutput: LevelOutput {
     }
 
     /// The delay now.
-    var delay: TimeAmount { state.withLock { $0.delay } }
+    package var delay: TimeAmount { state.withLock { $0.delay } }
 
     /// Changes the delay from the next frame on; frames still waiting are dropped (shown late,
     /// they would come after newer ones).
@@ -52,7 +52,7 @@ final class DelayedOutput: LevelOutput {
         }
     }
 
-    func show(_ frame: LevelFrame) throws {
+    package func show(_ frame: LevelFrame) throws {
         let now = NIODeadline.now()
         var due = now
         let scheduled = try state.withLock { state -> Bool in
@@ -84,7 +84,7 @@ final class DelayedOutput: LevelOutput {
         }
     }
 
-    func shutDown() {
+    package func shutDown() {
         state.withLock { state in
             guard !state.isShutDown else { return }
             state.isShutDown = true

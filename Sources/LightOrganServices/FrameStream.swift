@@ -208,11 +208,11 @@ public enum FrameStream {
 /// The door between the thread making frames and the ``FrameStream/Delivery``: frames pass until
 /// it is finished, `finished` is delivered once, and no frame follows it (a frame being delivered
 /// when `stop` comes completes first, so the all-off frame sent after `finished` is the last).
-final class Gate: Sendable {
+package final class Gate: Sendable {
     private let delivery: FrameStream.Delivery
     private let stopped = Mutex(false)
 
-    init(_ delivery: FrameStream.Delivery) {
+    package init(_ delivery: FrameStream.Delivery) {
         self.delivery = delivery
     }
 
@@ -224,7 +224,7 @@ final class Gate: Sendable {
         }
     }
 
-    func finish(_ error: (any Error)?) {
+    package func finish(_ error: (any Error)?) {
         let first = stopped.withLock { isStopped in
             defer { isStopped = true }
             return !isStopped

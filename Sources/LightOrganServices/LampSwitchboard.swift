@@ -1,12 +1,13 @@
 import FoundationEssentials
-import LightOrganCore
-import LightOrganNetwork
-import Logging
+package import LightOrganCore
+package import LightOrganNetwork
+package import Logging
 import Synchronization
 
 /// Asks for the local-network name of a sender's address (`192.168.1.23` → `laptop.local`) and
 /// answers later, on any thread, with nil when there is none (``HostNameResolver/lookUp(_:then:)``).
-typealias HostNameLookup = @Sendable (_ address: String, _ answer: @escaping @Sendable (String?) -> Void) -> Void
+package typealias HostNameLookup =
+    @Sendable (_ address: String, _ answer: @escaping @Sendable (String?) -> Void) -> Void
 
 /// The receiver's decision point between the connections and the output.
 ///
@@ -18,7 +19,7 @@ typealias HostNameLookup = @Sendable (_ address: String, _ answer: @escaping @Se
 ///
 /// Invariant: when no connection has delivered a frame within the lamp timeout, the output is off;
 /// after ``shutDown()`` it stays off and released.
-final class LampSwitchboard: FrameSink {
+package final class LampSwitchboard: FrameSink {
     private struct State {
         var arbiter: SenderArbiter
         var output: any LevelOutput
@@ -35,13 +36,13 @@ final class LampSwitchboard: FrameSink {
     private let nameLookup: HostNameLookup?
 
     /// `nameLookup` asks for the mDNS name of each new sender address (nil: names stay unknown).
-    init(output: any LevelOutput, rules: ReceiverRules, nameLookup: HostNameLookup? = nil, logger: Logger) {
+    package init(output: any LevelOutput, rules: ReceiverRules, nameLookup: HostNameLookup? = nil, logger: Logger) {
         state = Mutex(State(arbiter: SenderArbiter(rules: rules), output: output))
         self.nameLookup = nameLookup
         self.logger = logger
     }
 
-    func opened(_ connection: FrameConnection) -> Bool {
+    package func opened(_ connection: FrameConnection) -> Bool {
         let now = clock.now
         var log: (Logger.Level, String)?
         var evicted: FrameConnection?
@@ -84,7 +85,7 @@ final class LampSwitchboard: FrameSink {
         }
     }
 
-    func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
+    package func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
         let now = clock.now
         var message: String?
         var close = false
@@ -111,7 +112,7 @@ final class LampSwitchboard: FrameSink {
         if close { connection.close() }
     }
 
-    func closed(_ connection: FrameConnection) {
+    package func closed(_ connection: FrameConnection) {
         let known = state.withLock { state -> Bool in
             let known = state.connections.removeValue(forKey: connection.id) != nil
             state.page.closed(connection.id)
@@ -122,7 +123,7 @@ final class LampSwitchboard: FrameSink {
     }
 
     /// Applies the timeouts: lamps off after the lamp timeout, idle connections closed.
-    func sweep() {
+    package func sweep() {
         let now = clock.now
         var idle: [FrameConnection] = []
         var lampsOff = false
@@ -144,7 +145,7 @@ final class LampSwitchboard: FrameSink {
     }
 
     /// The counters since the last call, the active peer and the open connections.
-    func takeStatistics() -> (counters: ReceiverCounters, activePeer: String?, open: Int) {
+    package func takeStatistics() -> (counters: ReceiverCounters, activePeer: String?, open: Int) {
         state.withLock { state in
             let active = state.arbiter.active.flatMap { state.arbiter.peer(of: $0) }
             return (state.arbiter.takeCounters(), active, state.arbiter.openConnections)
@@ -152,13 +153,13 @@ final class LampSwitchboard: FrameSink {
     }
 
     /// How long the lamps stay lit without a frame (`receiver.timeout`, changed by the page).
-    func setLampTimeout(_ timeout: Duration) {
+    package func setLampTimeout(_ timeout: Duration) {
         state.withLock { $0.arbiter.rules.lampTimeout = timeout }
     }
 
     /// Who drives the lamps and how well, for the page. The frame ages' percentiles are computed
     /// when ``PageStatistics/Summary/frameAge`` is read, outside the lock frames are shown under.
-    func pageSummary() -> PageStatistics.Summary {
+    package func pageSummary() -> PageStatistics.Summary {
         let now = clock.now
         return state.withLock { state in
             let driving = state.page.drivingConnection.flatMap { state.connections[$0] }
@@ -170,7 +171,7 @@ final class LampSwitchboard: FrameSink {
     private static func unixNow() -> Double { Date().timeIntervalSince1970 }
 
     /// Turns the lamps off, releases the output and closes every connection. Later frames are ignored.
-    func shutDown() {
+    package func shutDown() {
         let connections = state.withLock { state -> [FrameConnection] in
             guard !state.isShutDown else { return [] }
             state.isShutDown = true

@@ -1,5 +1,5 @@
-import LightOrganCore
-import NIOCore
+package import LightOrganCore
+package import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -20,14 +20,19 @@ import Synchronization
 /// While a wiring check runs, one line is lit alone (or a strip runs its ``StripCheck``) and frames
 /// are held back; the check ends on request, after ``checkDuration`` (a strip: its sequence), or at
 /// shutdown. Lamps and strips alike go through ``LevelOutput``: the tap never asks what the output is.
-final class LampTap: LevelOutput {
+package final class LampTap: LevelOutput {
     /// Longest a wiring check keeps a line lit.
     static let checkDuration = TimeAmount.seconds(10)
 
     /// One line of the receiver, as the page names it.
-    struct Line: Sendable, Equatable {
-        var band: Band
-        var offset: Int
+    package struct Line: Sendable, Equatable {
+        package var band: Band
+        package var offset: Int
+
+        package init(band: Band, offset: Int) {
+            self.band = band
+            self.offset = offset
+        }
     }
 
     /// What a wiring check lights: a line, or the strip.
@@ -49,7 +54,7 @@ final class LampTap: LevelOutput {
     /// The lines, in output order.
     let lines: [Line]
     /// The output's strips (at most one today).
-    let strips: [StripDescription]
+    package let strips: [StripDescription]
     /// The strip's pixels now, read without the lock frames are shown under (the strip keeps them
     /// behind a lock of its own): a page never holds the lamps up.
     private let pixelSource: @Sendable () -> [UInt8]
@@ -64,7 +69,7 @@ final class LampTap: LevelOutput {
     /// A hop to ``eventLoop`` to tell the watchers is on its way.
     private let hopPending = Atomic<Bool>(false)
 
-    init(
+    package init(
         output: any LevelOutput, lines: [Line], maxBrightness: Int, dark: Bool = false,
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     ) {
@@ -75,7 +80,7 @@ final class LampTap: LevelOutput {
         state = Mutex(State(output: output, maxBrightness: maxBrightness, isDark: dark))
     }
 
-    func show(_ frame: LevelFrame) throws {
+    package func show(_ frame: LevelFrame) throws {
         let shown = try state.withLock { state -> Bool in
             guard !state.isShutDown, state.checking == nil else { return false }
             let scaled = state.isDark ? .off : Self.scale(frame, percent: state.maxBrightness)
@@ -87,7 +92,7 @@ final class LampTap: LevelOutput {
     }
 
     /// Calls `changed` on ``eventLoop`` after every frame shown, until ``unwatch(_:)`` with the same `id`.
-    func watch(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
+    package func watch(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
         watchers.withLock { watchers in
             watchers[id] = changed
             watcherCount.store(watchers.count, ordering: .relaxed)
@@ -114,7 +119,7 @@ final class LampTap: LevelOutput {
         }
     }
 
-    func shutDown() {
+    package func shutDown() {
         state.withLock { state in
             guard !state.isShutDown else { return }
             state.isShutDown = true
@@ -126,14 +131,14 @@ final class LampTap: LevelOutput {
     }
 
     /// The levels the lamps show and their generation (changes with every frame shown).
-    var levels: (frame: LevelFrame, generation: UInt64) {
+    package var levels: (frame: LevelFrame, generation: UInt64) {
         let word = published.load(ordering: .relaxed)
         let frame = LevelFrame(bass: UInt8(word & 0xff), mid: UInt8(word >> 8 & 0xff), treble: UInt8(word >> 16 & 0xff))
         return (frame, word >> 24)
     }
 
     /// The line a wiring check lights now (nil also while the strip's check runs).
-    var checking: Line? {
+    package var checking: Line? {
         state.withLock { state in
             if case .line(let line) = state.checking { return line }
             return nil
@@ -141,10 +146,10 @@ final class LampTap: LevelOutput {
     }
 
     /// Whether the strip's check runs now.
-    var checkingStrip: Bool { state.withLock { $0.checking == .strip } }
+    package var checkingStrip: Bool { state.withLock { $0.checking == .strip } }
 
     /// The pixels of the strip now (empty without one), for the page.
-    func stripPixels() -> [UInt8] { pixelSource() }
+    package func stripPixels() -> [UInt8] { pixelSource() }
 
     /// Brightness limit, percent, from the next frame on.
     func setMaxBrightness(_ percent: Int) {
@@ -165,14 +170,14 @@ final class LampTap: LevelOutput {
     }
 
     /// Applies a page's change of a setting the output acts on, from the next frame on.
-    func apply(_ change: OutputChange) {
+    package func apply(_ change: OutputChange) {
         state.withLock { $0.output.apply(change) }
     }
 
     /// Lights `offset` alone (nil: ends the check, lamps dark until the next frame).
     ///
     /// - Throws: ``LampCheckError`` when `offset` is not one of the receiver's lines.
-    func check(_ offset: Int?) throws(LampCheckError) {
+    package func check(_ offset: Int?) throws(LampCheckError) {
         guard let offset else {
             endCheck(generation: nil)
             return
@@ -199,7 +204,7 @@ final class LampTap: LevelOutput {
     /// Runs the strip's wiring check (``StripCheck``): the ends, a runner, then dark.
     ///
     /// - Throws: ``LampCheckError`` when the receiver drives no strip.
-    func checkStrip() throws(LampCheckError) {
+    package func checkStrip() throws(LampCheckError) {
         guard let strip = strips.first else {
             throw LampCheckError(description: "this receiver drives no strip (receiver.strip.device)")
         }
@@ -276,6 +281,6 @@ final class LampTap: LevelOutput {
 }
 
 /// A wiring check the receiver cannot do, in the words the page shows.
-struct LampCheckError: Error, CustomStringConvertible {
-    let description: String
+package struct LampCheckError: Error, CustomStringConvertible {
+    package let description: String
 }

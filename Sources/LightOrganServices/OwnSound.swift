@@ -1,6 +1,6 @@
-import LightOrganCore
+package import LightOrganCore
 import LightOrganNetwork
-import Logging
+package import Logging
 import Synchronization
 
 /// The receiver's own sound (`receiver.sound`): AirPlay through shairport-sync, a pipe (Spotify
@@ -20,7 +20,7 @@ import Synchronization
 /// A stream begins with the first audio after a pause and ends when none came for ``pauseMilliseconds``:
 /// then the frames still waiting are shown at their time, the connection closes and the lamps go
 /// off; the device plays out what it holds.
-final class OwnSound: @unchecked Sendable {
+package final class OwnSound: @unchecked Sendable {
     // @unchecked Sendable: the reader's state (`analyzer`, `stream`…) is touched by the reader thread
     // alone; `status` is behind its Mutex; the queue has its own lock.
     /// No audio for this long ends a stream, milliseconds (shairport-sync writes every 110 ms).
@@ -49,7 +49,7 @@ final class OwnSound: @unchecked Sendable {
     /// Whether the pacing delay without a player applies (chunked inputs), else 0 (a microphone).
     private let pacesUnplayed: Bool
 
-    init(
+    package init(
         input: any OwnSoundInput, player: (any SoundPlayer)?, pacesUnplayed: Bool, framesPerSecond: Int,
         parameters: AnalysisParameters, switchboard: LampSwitchboard, logger: Logger
     ) {
@@ -68,7 +68,7 @@ final class OwnSound: @unchecked Sendable {
         return "\(input.label): \(playing ? "playing" : "idle")\(input.details.map { " (\($0))" } ?? "")"
     }
 
-    func start() {
+    package func start() {
         ended.withLock { threadsRunning = player == nil ? 1 : 2 }
         DedicatedThread.start(named: "lightorgan sound", timeKeeping: true) { [self] in
             readLoop()
@@ -85,7 +85,7 @@ final class OwnSound: @unchecked Sendable {
     /// Ends the input and the player; the lamps of the stream go off (the switchboard's own
     /// shutdown turns them off too). With `waiting`, returns once both threads have ended (the
     /// input's program, the FIFO and the device let go), or after 5 s.
-    func stop(waiting: Bool = false) {
+    package func stop(waiting: Bool = false) {
         state.withLock { $0.stopped = true }
         input.close()
         queue.stop()
@@ -423,7 +423,7 @@ final class SoundQueue: @unchecked Sendable {
         }
     }
 
-    func stop() {
+    package func stop() {
         condition.withLock {
             stopped = true
             condition.signal()

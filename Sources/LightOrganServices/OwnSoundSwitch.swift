@@ -5,7 +5,7 @@ import Synchronization
 /// Holds the receiver's own sound (``OwnSound``) and changes it while the receiver runs: the page
 /// sets `receiver.sound` or `receiver.play`, the running sound stops (its lamps go off, its
 /// shairport-sync ends) and the new one opens, with the same one-line errors as at start.
-final class OwnSoundSwitch: Sendable {
+package final class OwnSoundSwitch: Sendable {
     private let open: @Sendable (Settings) -> ReceiverService.OwnSoundSetup?
     private let switchboard: LampSwitchboard
     private let logger: Logger

@@ -1,9 +1,9 @@
 import FoundationEssentials
-import LightOrganCore
-import LightOrganNetwork
-import LightOrganWeb
-import Logging
-import NIOCore
+package import LightOrganCore
+package import LightOrganNetwork
+package import LightOrganWeb
+package import Logging
+package import NIOCore
 import Synchronization
 
 /// The receiver as its page sees it: the ``PageBackend`` behind `/live` and `/audio`.
@@ -13,15 +13,23 @@ import Synchronization
 /// ``LampTap``, the delay to the ``DelayedOutput``, the timeout to the ``LampSwitchboard`` — and
 /// kept in the page's file for the next start. Reads (status, levels) never take a lock the lines
 /// wait on.
-final class ReceiverControl: PageBackend {
+package final class ReceiverControl: PageBackend {
     /// The page's secret, the receiver's settings and what the page needs to show.
-    struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         var live: LiveSettings
         /// The page's secret; nil without a page (Home Assistant alone changes the settings).
         var secret: PageSecret?
         var port: Int
         var chip: String?
         var name: String
+
+        package init(live: LiveSettings, secret: PageSecret?, port: Int, chip: String?, name: String) {
+            self.live = live
+            self.secret = secret
+            self.port = port
+            self.chip = chip
+            self.name = name
+        }
     }
 
     private let configuration: Configuration
@@ -36,7 +44,7 @@ final class ReceiverControl: PageBackend {
     private let cachedPreview = Mutex<(generation: UInt64, pixels: [UInt8])?>(nil)
     private let ownSound: OwnSoundSwitch?
 
-    init(
+    package init(
         configuration: Configuration, switchboard: LampSwitchboard, delayed: DelayedOutput, tap: LampTap,
         ownSound: OwnSoundSwitch? = nil, logger: Logger
     ) {
@@ -49,14 +57,14 @@ final class ReceiverControl: PageBackend {
         self.logger = logger
     }
 
-    func mayLook(_ address: String) -> Bool {
+    package func mayLook(_ address: String) -> Bool {
         let allow = live.withLock { $0.settings.receiver.allow }
         return allow.isEmpty || allow.contains { $0.contains(address) }
     }
 
-    func isSecret(_ key: String) -> Bool { configuration.secret?.matches(key) ?? false }
+    package func isSecret(_ key: String) -> Bool { configuration.secret?.matches(key) ?? false }
 
-    func statusJSON() -> String {
+    package func statusJSON() -> String {
         let now = ContinuousClock.now
         if let cached = cachedStatus.withLock({ $0 }), now - cached.at < .milliseconds(100) { return cached.json }
         let json = status().json()
@@ -65,7 +73,7 @@ final class ReceiverControl: PageBackend {
     }
 
     /// The status now.
-    func status() -> ReceiverStatus {
+    package func status() -> ReceiverStatus {
         let (settings, rows) = live.withLock { ($0.settings, $0.rows) }
         let receiver = settings.receiver
         let lines = tap.lines.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
@@ -94,7 +102,7 @@ final class ReceiverControl: PageBackend {
     }
 
     /// What Home Assistant's entities show now (``HomeReports``).
-    func homeSnapshot() -> HomeReports.Snapshot {
+    package func homeSnapshot() -> HomeReports.Snapshot {
         let raw = live.withLock { ($0.settings.receiver, $0.raw) }
         let (receiver, values) = raw
         let senders = switchboard.pageSummary()
@@ -117,7 +125,7 @@ final class ReceiverControl: PageBackend {
 
     /// The wiring check from Home Assistant's button: each line lit alone in turn for ``checkStep``, then the
     /// strip's own check when there is a strip. A frame arriving meanwhile waits, as for the page's check.
-    func checkEveryPart() {
+    package func checkEveryPart() {
         let lines = tap.lines
         let loop = tap.eventLoop
         for (index, line) in lines.enumerated() {
@@ -131,14 +139,14 @@ final class ReceiverControl: PageBackend {
     }
 
     /// How long each line stays lit in ``checkEveryPart()``.
-    static let checkStep = Duration.milliseconds(1500)
+    package static let checkStep = Duration.milliseconds(1500)
 
-    func lampLevels() -> (levels: [UInt8], generation: UInt64) {
+    package func lampLevels() -> (levels: [UInt8], generation: UInt64) {
         let (frame, generation) = tap.levels
         return (frame.levels, generation)
     }
 
-    func stripPreview() -> [UInt8] {
+    package func stripPreview() -> [UInt8] {
         guard !tap.strips.isEmpty else { return [] }
         // Reduced once per frame shown, whatever the number of pages pushing it.
         let generation = tap.levels.generation
@@ -148,17 +156,19 @@ final class ReceiverControl: PageBackend {
         return preview
     }
 
-    func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) { tap.watch(id, changed) }
+    package func watchLamps(_ id: ObjectIdentifier, _ changed: @escaping @Sendable () -> Void) {
+        tap.watch(id, changed)
+    }
 
-    func unwatchLamps(_ id: ObjectIdentifier) { tap.unwatch(id) }
+    package func unwatchLamps(_ id: ObjectIdentifier) { tap.unwatch(id) }
 
-    var lampLoop: any EventLoop { tap.eventLoop }
+    package var lampLoop: any EventLoop { tap.eventLoop }
 
-    func set(_ key: String, to value: String) -> Result<String, PageRefusal> {
+    package func set(_ key: String, to value: String) -> Result<String, PageRefusal> {
         change(key) { (live) throws(SettingsError) in try live.set(key, to: value) }
     }
 
-    func useFileValue(_ key: String) -> Result<String, PageRefusal> {
+    package func useFileValue(_ key: String) -> Result<String, PageRefusal> {
         change(key) { (live) throws(SettingsError) in try live.useFileValue(key) }
     }
 
@@ -204,7 +214,7 @@ final class ReceiverControl: PageBackend {
         }
     }
 
-    func check(line: Int?) -> Result<Void, PageRefusal> {
+    package func check(line: Int?) -> Result<Void, PageRefusal> {
         do {
             try tap.check(line)
             cachedStatus.withLock { $0 = nil }
@@ -215,7 +225,7 @@ final class ReceiverControl: PageBackend {
         }
     }
 
-    func checkStrip() -> Result<Void, PageRefusal> {
+    package func checkStrip() -> Result<Void, PageRefusal> {
         do {
             try tap.checkStrip()
             cachedStatus.withLock { $0 = nil }
@@ -226,7 +236,7 @@ final class ReceiverControl: PageBackend {
         }
     }
 
-    func openSound(_ start: BrowserAudioStream.Start, address: String, peer: String, channel: any Channel)
+    package func openSound(_ start: BrowserAudioStream.Start, address: String, peer: String, channel: any Channel)
         -> Result<any PageSoundSink, PageRefusal>
     {
         let id = nextSoundID.subtract(1, ordering: .relaxed).oldValue

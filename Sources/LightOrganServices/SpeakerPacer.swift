@@ -1,4 +1,4 @@
-import LightOrganCore
+package import LightOrganCore
 import LightOrganOutput
 
 /// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
@@ -12,7 +12,7 @@ import LightOrganOutput
 /// so the two threads never reorder them. A frame added with another delay than the one before
 /// wakes this thread, which takes its next due time from the new one: a delay that shrinks (a
 /// guess replaced by a reading) sends the frames at their new time, not at the old.
-final class SpeakerPacer: @unchecked Sendable {
+package final class SpeakerPacer: @unchecked Sendable {
     // @unchecked Sendable: `timeline`, `isWaiting`, `isSleeping` and `isDraining` are only touched
     // with `condition` locked.
     private let condition = ThreadCondition()
@@ -26,25 +26,25 @@ final class SpeakerPacer: @unchecked Sendable {
     private let gate: Gate
 
     /// A pacer for a source of `sampleRate` samples per second at `framesPerSecond`, sending into `gate`.
-    init(sampleRate: Double, framesPerSecond: Int, into gate: Gate) {
+    package init(sampleRate: Double, framesPerSecond: Int, into gate: Gate) {
         timeline = FrameTimeline(sampleRate: sampleRate, framesPerSecond: framesPerSecond)
         self.gate = gate
     }
 
     /// Starts the pacer thread.
-    func start() {
+    package func start() {
         DedicatedThread.start(named: "lightorgan pacer", timeKeeping: true) { [self] in run() }
     }
 
     /// Capture thread, after each read: `samples` samples in all had arrived by `nanoseconds`.
-    func observe(samples: Int, at nanoseconds: Int64) {
+    package func observe(samples: Int, at nanoseconds: Int64) {
         condition.withLock { timeline.observe(samples: samples, at: nanoseconds) }
     }
 
     /// Player thread, after each write: the source's sample `sample` leaves the DAC at
     /// `nanoseconds`. From then on each frame is due when its last sample leaves the DAC
     /// (``FrameTimeline/heard``); a due time that moves over 1 ms earlier wakes this thread.
-    func hear(sample: Int, at nanoseconds: Int64) {
+    package func hear(sample: Int, at nanoseconds: Int64) {
         condition.withLock {
             let before = timeline.nextDue
             timeline.heard = (sample, nanoseconds)
@@ -55,7 +55,7 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Capture thread: `frame` was made from the audio up to sample `endSample`; it is due
     /// `delayNanoseconds` after that sample was made.
-    func add(_ frame: LevelFrame, endingAtSample endSample: Int, delayNanoseconds: Int64, now: Int64) {
+    package func add(_ frame: LevelFrame, endingAtSample endSample: Int, delayNanoseconds: Int64, now: Int64) {
         condition.withLock {
             let changed = timeline.delayNanoseconds != delayNanoseconds
             timeline.delayNanoseconds = delayNanoseconds
@@ -78,7 +78,7 @@ final class SpeakerPacer: @unchecked Sendable {
 
     /// Wakes the pacer thread to see that the gate was finished (after a failure or `stop`): it
     /// ends without sending what waits.
-    func wake() {
+    package func wake() {
         condition.withLock { condition.signal() }
     }
 

@@ -7,7 +7,7 @@ import CYAML
 /// gives them meaning, with its own messages. Anchors and aliases are resolved; tags are ignored.
 /// libyaml (Debian's libyaml-0-2) does the parsing: the same parser Yams wraps, without the
 /// Foundation and ICU data Yams brings into the binary.
-indirect enum YAMLNode {
+package indirect enum YAMLNode {
     /// A single value's text, and its 1-based line.
     case scalar(String, line: Int)
     /// A list, and the line it starts on.
@@ -16,20 +16,20 @@ indirect enum YAMLNode {
     case mapping([(key: YAMLNode, value: YAMLNode)], line: Int)
 
     /// The line the node starts on, 1-based.
-    var line: Int {
+    package var line: Int {
         switch self {
         case .scalar(_, let line), .sequence(_, let line), .mapping(_, let line): line
         }
     }
 
     /// The text of a scalar; nil for a list or mapping.
-    var scalarText: String? {
+    package var scalarText: String? {
         if case .scalar(let text, _) = self { return text }
         return nil
     }
 
     /// The texts of a list of scalars; nil for anything else (a scalar, a mapping, a list holding either of those).
-    var scalarList: [String]? {
+    package var scalarList: [String]? {
         guard case .sequence(let items, _) = self else { return nil }
         let texts = items.compactMap(\.scalarText)
         return texts.count == items.count ? texts : nil
@@ -37,16 +37,16 @@ indirect enum YAMLNode {
 }
 
 /// Reads YAML text with libyaml.
-enum YAMLDocument {
+package enum YAMLDocument {
     /// How deep lists and mappings may nest: far beyond any settings file, and a bound on the
     /// recursion for text that is garbage (`[[[[…`).
-    static let maximumDepth = 64
+    package static let maximumDepth = 64
 
     /// The first document's root node; nil when the text holds none (empty, or only comments).
     ///
     /// - Throws: ``YAMLDocumentError`` with libyaml's reason and the 1-based line and column, or
     ///   when the text holds more than one document or nests deeper than ``maximumDepth``.
-    static func parse(_ text: String) throws(YAMLDocumentError) -> YAMLNode? {
+    package static func parse(_ text: String) throws(YAMLDocumentError) -> YAMLNode? {
         var bytes = Array(text.utf8)
         if bytes.isEmpty { bytes = [0x0A] }  // libyaml wants a buffer; an empty line is no document
         return try bytes.withUnsafeBufferPointer { (buffer) throws(YAMLDocumentError) -> YAMLNode? in
@@ -191,14 +191,14 @@ enum YAMLDocument {
 }
 
 /// Text that is not YAML, with libyaml's reason and where it found the problem.
-struct YAMLDocumentError: Error, CustomStringConvertible {
+package struct YAMLDocumentError: Error, CustomStringConvertible {
     /// libyaml's words (`mapping values are not allowed in this context`).
-    let reason: String
+    package let reason: String
     /// 1-based line and column, when known.
-    let line: Int?
-    let column: Int?
+    package let line: Int?
+    package let column: Int?
 
-    var description: String {
+    package var description: String {
         switch (line, column) {
         case (let line?, let column?): "\(reason) at line \(line), column \(column)"
         case (let line?, nil): "\(reason) at line \(line)"

@@ -1,7 +1,7 @@
-import LightOrganCore
+package import LightOrganCore
 import Logging
-import NIOCore
-import NIOWebSocket
+package import NIOCore
+package import NIOWebSocket
 
 /// One page's `/live` socket: pushes the lamps and the status, takes settings and wiring checks.
 ///
@@ -16,19 +16,19 @@ import NIOWebSocket
 /// slowly simply skips levels — newest wins — and nothing it does reaches the lines, which are
 /// driven before the page is told. On the receiver's own event loop a push is one write in the
 /// wake-up that showed the frame: no timer wakes 40 times a second per page.
-final class LiveSocketHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
+package final class LiveSocketHandler: ChannelInboundHandler {
+    package typealias InboundIn = WebSocketFrame
+    package typealias OutboundOut = WebSocketFrame
 
     /// Lamp updates per second, at most (each is a TLS record and a write: the page's cost on the Pi
     /// grows with it; 40 a second is smooth for a flash and leaves room above the 30 a page needs).
     static let lampRate: Int64 = 40
     /// How often the lamps are checked for a change no frame carried.
-    static let tickInterval = TimeAmount.milliseconds(100)
+    package static let tickInterval = TimeAmount.milliseconds(100)
     /// Ticks between two status messages (every 0.5 s).
     static let ticksPerStatus = 5
     /// Messages a page may send per second (a person clicks a few; each setting is written to disk).
-    static let messagesPerSecond = 20
+    package static let messagesPerSecond = 20
 
     private let socket: PageSocketContext
     private var backend: any PageBackend { socket.backend }
@@ -45,11 +45,11 @@ final class LiveSocketHandler: ChannelInboundHandler {
     private var windowStart = NIODeadline.now()
     private var messagesInWindow = 0
 
-    init(socket: PageSocketContext) {
+    package init(socket: PageSocketContext) {
         self.socket = socket
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: Self.tickInterval) { _ in
             let (handler, context) = bound.value
@@ -69,9 +69,9 @@ final class LiveSocketHandler: ChannelInboundHandler {
         }
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) { stop() }
+    package func handlerRemoved(context: ChannelHandlerContext) { stop() }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         stop()
         context.fireChannelInactive()
     }
@@ -118,7 +118,7 @@ final class LiveSocketHandler: ChannelInboundHandler {
         context.sendBinary(pixels.isEmpty ? levels : levels + pixels)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         if context.answerControlFrame(frame) { return }
         guard frame.opcode == .text else {
@@ -213,7 +213,7 @@ final class LiveSocketHandler: ChannelInboundHandler {
         return true
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 }

@@ -1,6 +1,6 @@
-import LightOrganCore
-import Logging
-import NIOCore
+package import LightOrganCore
+package import Logging
+package import NIOCore
 import Synchronization
 
 /// The page server's open connections under ``PageAdmission``: admits or refuses each new one,
@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Thin adapter: the decisions are ``PageAdmission``'s; this holds the channels they name. Any
 /// event-loop thread may call it (one lock around both).
-final class PageConnections: Sendable {
+package final class PageConnections: Sendable {
     private struct State {
         var admission = PageAdmission()
         var channels: [PageAdmission.ConnectionID: any Channel] = [:]
@@ -20,13 +20,13 @@ final class PageConnections: Sendable {
     private let state = Mutex(State())
     private let logger: Logger
 
-    init(logger: Logger) {
+    package init(logger: Logger) {
         self.logger = logger
     }
 
     /// A connection was accepted: its id when it may stay (counted until it closes), nil when it
     /// must close now. Arms the handshake timeout.
-    func admit(_ channel: any Channel, address: String) -> PageAdmission.ConnectionID? {
+    package func admit(_ channel: any Channel, address: String) -> PageAdmission.ConnectionID? {
         let now = ContinuousClock.now
         let (id, admission, evicted, line) = state.withLock { state in
             let id = state.nextID

@@ -1,4 +1,4 @@
-import LightOrganCore
+package import LightOrganCore
 public import Logging
 public import NIOCore
 import NIOHTTP1
@@ -150,9 +150,17 @@ public final class PageServer: Sendable {
 }
 
 /// What a page connection's handlers share: its number under ``PageConnections``, and the backend.
-struct PageSocketContext: Sendable {
+package struct PageSocketContext: Sendable {
     let id: PageAdmission.ConnectionID
     let connections: PageConnections
     let backend: any PageBackend
     let logger: Logger
+
+    package init(id: PageAdmission.ConnectionID, connections: PageConnections, backend: any PageBackend, logger: Logger)
+    {
+        self.id = id
+        self.connections = connections
+        self.backend = backend
+        self.logger = logger
+    }
 }

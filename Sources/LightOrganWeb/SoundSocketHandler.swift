@@ -1,7 +1,7 @@
-import LightOrganCore
+package import LightOrganCore
 import Logging
-import NIOCore
-import NIOWebSocket
+package import NIOCore
+package import NIOWebSocket
 
 /// One page's `/audio` socket: a browser's microphone or tab audio as a sender.
 ///
@@ -10,9 +10,9 @@ import NIOWebSocket
 /// the backend's ``PageSoundSink``, which analyses them like `lightorgan send` and drives the lamps
 /// by the same rules as any sender. A violation closes the socket with its reason; the lamps go
 /// off when the socket closes, whoever closes it.
-final class SoundSocketHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
+package final class SoundSocketHandler: ChannelInboundHandler {
+    package typealias InboundIn = WebSocketFrame
+    package typealias OutboundOut = WebSocketFrame
 
     private let socket: PageSocketContext
     private var backend: any PageBackend { socket.backend }
@@ -24,12 +24,12 @@ final class SoundSocketHandler: ChannelInboundHandler {
     private let clock = ContinuousClock()
     private let origin = ContinuousClock.now
 
-    init(socket: PageSocketContext, peer: String) {
+    package init(socket: PageSocketContext, peer: String) {
         self.socket = socket
         self.peer = peer
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         if context.answerControlFrame(frame) { return }
         do {
@@ -68,13 +68,13 @@ final class SoundSocketHandler: ChannelInboundHandler {
         }
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         sink?.stop()
         sink = nil
         context.fireChannelInactive()
     }
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    package func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 }

@@ -1,6 +1,5 @@
+import LightOrganAudio
 import Testing
-
-@testable import LightOrganAudio
 
 @Suite("snapclient's log, as the receiver's log tells it")
 struct SnapclientLineTests {

@@ -1,7 +1,6 @@
+import LightOrganAudio
 import LightOrganCore
 import Testing
-
-@testable import LightOrganAudio
 
 @Suite("SoundServer: a sink's latency in pactl's listing")
 struct SoundServerTests {

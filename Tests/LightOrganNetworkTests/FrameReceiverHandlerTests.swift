@@ -1,10 +1,9 @@
 import LightOrganCore
+import LightOrganNetwork
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
-
-@testable import LightOrganNetwork
 
 /// A sink that records what the handler hands it.
 final class RecordingSink: FrameSink {

@@ -1,7 +1,6 @@
 import LightOrganCore
+import LightOrganNetwork
 import Testing
-
-@testable import LightOrganNetwork
 
 #if canImport(Glibc)
 import Glibc

@@ -1,12 +1,11 @@
 import Foundation
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 /// What Home Assistant changes through ``ReceiverControl`` (the page's own path): the lights' switch, the palette,
 /// the wiring check of every part, the snapshot its entities show; and a page told of a frame may read the status.

@@ -1,13 +1,12 @@
 import LightOrganCore
 import LightOrganNetwork
+import LightOrganServices
 import LightOrganTestSupport
 import Logging
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 /// A logger that says nothing (the switchboard logs every connection).
 let quietLogger = Logger(label: "lightorgan-test") { _ in SwiftLogNoOpLogHandler() }

@@ -1,13 +1,12 @@
 import Glibc
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOPosix
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 @Suite("LampTap: the brightness limit and the wiring checks, through the output's one interface")
 struct LampTapTests {

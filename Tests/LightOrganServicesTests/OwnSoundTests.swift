@@ -1,10 +1,9 @@
 import Foundation
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 /// An own-sound input that hands over its script one step per read, in real time: a block of a tone sleeps its
 /// own length first, a pause returns nil at once (as a read that timed out would), then the input waits for

@@ -1,10 +1,9 @@
 import Foundation
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
 import NIOCore
 import NIOEmbedded
-
-@testable import LightOrganServices
 
 /// A receiver as its page sees it, built from its real parts — ``LampSwitchboard`` → ``DelayedOutput``
 /// → ``LampTap`` → a ``RecordingOutput`` — on one embedded event loop, with its page's file in a

@@ -1,13 +1,12 @@
 import Foundation
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
 import LightOrganWeb
 import NIOCore
 import NIOEmbedded
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 @Suite("ReceiverControl: the page's settings, wiring checks, status and sound, applied to the running receiver")
 struct ReceiverControlTests {

@@ -1,8 +1,7 @@
 import LightOrganCore
+import LightOrganServices
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
 
 /// The pacer on its real thread and the monotonic clock: when a frame leaves. Each frame's time is
 /// stamped on the pacer's thread as it is sent; the checks wait for it generously (a busy machine

@@ -1,6 +1,5 @@
+import LightOrganSettings
 import Testing
-
-@testable import LightOrganSettings
 
 @Suite("YAML through libyaml")
 struct YAMLDocumentTests {

@@ -1,11 +1,10 @@
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
+import LightOrganWeb
 import NIOCore
 import NIOEmbedded
 import Testing
-
-@testable import LightOrganServices
-@testable import LightOrganWeb
 
 @Suite("LiveSocketHandler: the page's /live socket — hello, settings, wiring checks, lamps and status pushed")
 struct LiveSocketHandlerTests {

@@ -1,16 +1,15 @@
 import Foundation
 import LightOrganCore
 import LightOrganNetwork
+import LightOrganServices
 import LightOrganTestSupport
+import LightOrganWeb
 import Logging
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket
 import Synchronization
 import Testing
-
-@testable import LightOrganServices
-@testable import LightOrganWeb
 
 /// One of the page's WebSockets on NIO's embedded channel, with the receiver's own backend behind
 /// it: ``ReceiverControl`` over ``LampSwitchboard`` → ``DelayedOutput`` → ``LampTap`` → a

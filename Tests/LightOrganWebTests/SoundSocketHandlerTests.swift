@@ -1,12 +1,11 @@
 import Foundation
 import LightOrganCore
+import LightOrganServices
 import LightOrganTestSupport
+import LightOrganWeb
 import NIOCore
 import NIOEmbedded
 import Testing
-
-@testable import LightOrganServices
-@testable import LightOrganWeb
 
 @Suite("SoundSocketHandler: a browser's sound on /audio drives the lamps through the switchboard")
 struct SoundSocketHandlerTests {

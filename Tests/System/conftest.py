@@ -1,7 +1,7 @@
 """Fixtures shared by the system tests.
 
-- The built executables: `lightorgan` (scripts/test's one build: optimized, testable), `lightorgan_gpiod2` (the
-  amd64 package's, libgpiod 2 linked in), and `repository`. `lightorgan` is built when missing (a no-op after
+- The built executable `lightorgan` (scripts/test's one build, as the amd64 package ships it: the Swift runtime and
+  libgpiod 2 linked in, stripped), and `repository`. `lightorgan` is built when missing (a no-op after
   `scripts/test`, which builds everything first).
 - `--quick`: the tests that boot no emulated machine, need no package and time nothing (QUICK_LEAVES_OUT), the
   loop before each commit; the full tier is everything.
@@ -22,6 +22,7 @@
 import concurrent.futures
 import inspect
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -37,16 +38,14 @@ from support.olad import Olad  # noqa: E402
 from support.packages import package_path  # noqa: E402
 from support.processes import Spawner, outside_test_timeout  # noqa: E402
 
-# Fixtures from support/: the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
+# Fixtures from support/: a run that skipped or left out a test fails (green_means_tested); the emulated Raspberry Pis' (the package installed in Debian roots, the boot files), one
 # instance each for the session, shared by test_raspberry_pi.py and test_strip_on_the_pi.py; the release channel's
 # repositories and roots; the recording the page's tests play; the frames sender of the strip's page tests; the
 # signals the own sound's and the rooms' tests play.
-pytest_plugins = ["support.raspberry_pi", "support.apt_release", "support.page_music", "support.pixel_row",
-                  "support.sound_signals"]
+pytest_plugins = ["support.green_means_tested", "support.raspberry_pi", "support.apt_release", "support.page_music",
+                  "support.pixel_row", "support.sound_signals"]
 
 REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# scripts/test's one build (scripts/lib/prepare.sh's `tested`): optimized, testable, with the tests.
-TESTED = ["-c", "release", "-Xswiftc", "-enable-testing"]
 
 # Debian packages by marker (and for every test): installed before the first test runs.
 PACKAGES = {
@@ -246,20 +245,13 @@ def _say_fetched(what, started):
 
 # -- the executables -----------------------------------------------------------------------------
 
-def _swift(*arguments):
-    swift = "swift"
-    if subprocess.run(["sh", "-c", "command -v swift"], capture_output=True).returncode != 0:
-        swift = "/opt/swift/usr/bin/swift"
-    return subprocess.run([swift, *arguments], cwd=REPOSITORY, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
 def _built():
-    """The executable of scripts/test's one build (TESTED): as built (scripts/test builds everything first), else
-    built now."""
-    path = os.path.join(REPOSITORY, ".build", "release", "lightorgan")
+    """The executable as scripts/test builds it and the amd64 package holds it (scripts/lib/prepare.sh's
+    `shipped_lightorgan`): as built, else built now."""
+    path = os.path.join(REPOSITORY, ".build", "shipped", "lightorgan")
     if not os.path.exists(path):
-        _swift("build", *TESTED, "--product", "lightorgan")
+        subprocess.run(["bash", "-c", "source scripts/lib/prepare.sh && shipped_lightorgan"], cwd=REPOSITORY,
+                       check=True, capture_output=True, text=True)
     return path
 
 
@@ -271,16 +263,8 @@ def repository():
 
 @pytest.fixture(scope="session")
 def lightorgan():
-    """The executable, optimized (scripts/test's one build: release, testable, the Swift runtime from the
-    toolchain)."""
+    """The executable, as the amd64 package ships it (the same file: scripts/build-pi amd64 packages this build)."""
     return _built()
-
-
-@pytest.fixture(scope="session")
-def lightorgan_gpiod2(unpacked):
-    """The release build against libgpiod 2: the amd64 package's own binary (sid's libgpiod 2 linked in statically,
-    built by scripts/build-pi), so the build that ships is the one the x86 guest runs; no second build."""
-    return os.path.join(unpacked, "usr/bin/lightorgan")
 
 
 @pytest.fixture(scope="session")
@@ -379,6 +363,27 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     _where_the_time_went(terminalreporter, config)
 
 
+_cpu_by_module = pytest.StashKey()  # {module: CPU seconds}: pytest's own and its reaped children's
+
+
+def _cpu_seconds():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The CPU each test's set-up, call and teardown took (pytest's and the processes it reaped: daemons, guests,
+    browsers), added up by module for the run's summary. Set-ups beside the tests count where they are reaped."""
+    started = _cpu_seconds()
+    try:
+        return (yield)
+    finally:
+        spent = item.config.stash.setdefault(_cpu_by_module, {})
+        module = item.nodeid.split("::")[0]
+        spent[module] = spent.get(module, 0.0) + _cpu_seconds() - started
+
+
 def _where_the_time_went(terminalreporter, config):
     """The seconds of each module (set-ups, tests and teardowns; its module fixtures' boots are in its first
     set-up), of the up-front fetch (inside the first set-up), and the emulated machines booted, by model."""
@@ -398,7 +403,9 @@ def _where_the_time_went(terminalreporter, config):
     since = config.stash.get(_session_started, 0)
     for module, total in sorted(seconds.items(), key=lambda item: -item[1]):
         # Its tests' first start, from the session's start (a module whose package tests run last starts twice).
-        terminalreporter.write_line(f"{total:8.0f} s  {module}, from {starts[module] - since:.0f} s")
+        cpu = config.stash.get(_cpu_by_module, {}).get(module)
+        cpu_text = f" (CPU {cpu:.0f} s)" if cpu is not None else ""
+        terminalreporter.write_line(f"{total:8.0f} s  {module}{cpu_text}, from {starts[module] - since:.0f} s")
     for name, (total, (start, end, raised)) in config.stash.get(_beside_seconds, {}).items():
         # When it ran (from the session's start) and from when at normal priority: what ran beside a timed test.
         normal = "" if raised is None else f", at normal priority from {raised:.0f} s"

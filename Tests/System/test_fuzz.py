@@ -13,10 +13,9 @@ TARGETS = ("assembler", "handler", "arbiter", "settings-catalog", "settings", "s
 
 @pytest.fixture(scope="session")
 def fuzzer(lightorgan):
-    path = os.path.join(os.path.dirname(lightorgan), "lightorgan-fuzz")
+    path = os.path.join(os.path.dirname(lightorgan), "..", "release", "lightorgan-fuzz")
     if not os.path.exists(path):
-        pytest.fail(f"{path} is missing: swift build -c release -Xswiftc -enable-testing --product lightorgan-fuzz "
-                    "(scripts/test builds it)")
+        pytest.fail(f"{path} is missing: scripts/test builds it (scripts/lib/prepare.sh's `build_flags`)")
     return path
 
 

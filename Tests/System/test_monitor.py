@@ -30,7 +30,7 @@ import pytest
 from support import sound_servers
 from support.processes import children, command_line, free_port, listening, running, wait_for
 from support.sound_servers import DESKTOP_NICE, pipewire_latency_ms, pulseaudio_latency_ms
-from support.sound_timing import handed_over_shift_ms, made_shift_ms, shift_ms, tone_breaks_at
+from support.sound_timing import earliest_onsets, handed_over_shift_ms, made_shift_ms, shift_ms, tone_breaks_at
 
 pytestmark = [pytest.mark.sound, pytest.mark.timing]
 
@@ -250,12 +250,15 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
     check("sender.delay 0 holds nothing back", "lights delayed" not in plain_log,
           " ".join(line for line in plain_log.splitlines() if "lights delayed" in line))
 
+    # Every burst made is judged but two (a busy machine's late block may merge two bursts into one rise).
+    bursts = len(earliest_onsets(references))
+    wanted = max(bursts - 2, 20)
     auto_shift, auto_expected, auto_spread, auto_pairs, auto_rises = made_shift_ms(
         auto_receiver.out_path, auto_log, references)
     plain_shift, _, plain_spread, _, plain_rises = made_shift_ms(plain_receiver.out_path, None, references)
     check(f"the lamps rise by the logged delay ± 10 ms after the sound was made (measured {auto_shift} ms, delay "
-          f"{auto_expected} ms, over {auto_pairs} bursts; undelayed: {plain_shift} ms)",
-          auto_shift is not None and auto_pairs >= 8 and auto_expected - 10 <= auto_shift <= auto_expected + 10,
+          f"{auto_expected} ms, over {auto_pairs} of {bursts} bursts; undelayed: {plain_shift} ms)",
+          auto_shift is not None and auto_pairs >= wanted and auto_expected - 10 <= auto_shift <= auto_expected + 10,
           f"rises: {auto_rises} delayed, {plain_rises} undelayed")
     check(f"every burst's rise keeps that time, though the sink hands the audio over in blocks (middle half "
           f"within {auto_spread} ms ≤ 14, room for a busy machine; undelayed, sent as their block arrived: "
@@ -264,16 +267,16 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
     # blocks, so 0-50 ms after the sound); from there it is the sender's own time: its analysis and the network.
     handed_shift, handed_pairs = handed_over_shift_ms(plain_receiver.out_path, references)
     check(f"undelayed, the lamps rise within 10 ms of the sound server handing the burst over (measured "
-          f"{handed_shift if handed_shift is not None else 'none'} ms over {handed_pairs} bursts)",
-          handed_shift is not None and handed_pairs >= 8 and handed_shift <= 10, f"rises: {plain_rises}")
+          f"{handed_shift if handed_shift is not None else 'none'} ms over {handed_pairs} of {bursts} bursts)",
+          handed_shift is not None and handed_pairs >= wanted and handed_shift <= 10, f"rises: {plain_rises}")
     figure(f"{server.kind}: delayed lamps rise {auto_shift} ms after the sound for a delay of {auto_expected} ms "
            f"(middle half within {auto_spread} ms), undelayed {plain_shift} ms (within {plain_spread} ms; {handed_shift} ms "
            f"after the server handed the burst over); capture "
            f"lag stated {lag.group(1) if lag else 'never'} ms")
     held_shift, held_pairs, _, held_rises = shift_ms(plain_receiver.out_path, held_receiver.out_path)
     check(f"receiver.delay 150 shows each frame 150 ms ± 10 ms after it arrives (measured "
-          f"{held_shift if held_shift is not None else 'none'} ms over {held_pairs} bursts)",
-          held_shift is not None and held_pairs >= 8 and 140 <= held_shift <= 160, f"rises: {held_rises}")
+          f"{held_shift if held_shift is not None else 'none'} ms over {held_pairs} of {bursts} bursts)",
+          held_shift is not None and held_pairs >= wanted and 140 <= held_shift <= 160, f"rises: {held_rises}")
     last = frames(held_receiver)[-1:] or [[]]
     check("the delayed receiver ends dark", last[0][1:] == ["0", "0", "0"], " ".join(last[0]))
 

@@ -123,6 +123,10 @@ def _cost(pi, label):
     return ticks / (t1 - t0), rss / 1024, (clean + dirty) / 1024, dirty / 1024
 
 
+PI_CPU_GOAL = 75  # % of one emulated core, the receiver driving 3 lines at 100 frames/s (TCG)
+PI_DIRTY_GOAL_MIB = 8  # MiB of private dirty memory, the same
+
+
 def test_packaged_receiver_plays_the_demo_and_serves_its_page_on_the_pi(raspberry_pi, check, figure):
     pi = raspberry_pi
     pi.show()
@@ -133,6 +137,15 @@ def test_packaged_receiver_plays_the_demo_and_serves_its_page_on_the_pi(raspberr
     if with_page:
         figure(f"the same on the {pi.model.short} with one page open on /live: "
                "{:.1f} % of a core (TCG), resident {:.1f} MiB, private {:.1f} MiB (dirty {:.1f})".format(*with_page))
+    # Goals with room for emulation (TCG's CPU is far slower than a Cortex-A53's, and the host is shared): measured
+    # 33 % and 3.2 MiB private dirty on the Pi 3; Foundation's ICU data or a leak would show as several times that.
+    check("the receiver's cost was measured, alone and with a page", alone is not None and with_page is not None)
+    for label, cost in (("alone", alone), ("with a page", with_page)):
+        if cost:
+            check(f"{label}: at most {PI_CPU_GOAL} % of an emulated core (measured {cost[0]:.1f} %)",
+                  cost[0] <= PI_CPU_GOAL)
+            check(f"{label}: at most {PI_DIRTY_GOAL_MIB} MiB private dirty memory (measured {cost[3]:.1f} MiB)",
+                  cost[3] <= PI_DIRTY_GOAL_MIB)
     page = pi.said(r"page (\S*)")
     check("the packaged receiver serves its page: the log gives https://…:8443/#key=… (certificate made with "
           "openssl)", pi.said(r"page https://[^ ]+:8443/#key=[A-Za-z0-9_-]{22}$"), page[1] if page else "no page line")
@@ -163,8 +176,8 @@ def test_test_leds_lights_each_line_in_turn(raspberry_pi, check):
 def test_gpio_sim_beside_the_pis_controller(raspberry_pi, check):
     pi = raspberry_pi
     pi.show()
-    if pi.said(r"no gpio-sim module"):
-        pytest.skip("this kernel has no gpio-sim module")
+    unloaded = pi.said(r"insmod failed: .*")
+    check("configfs and gpio-sim load in the Pi's kernel", unloaded is None, unloaded and unloaded.group(0))
     check("with gpio-sim beside it, auto still picks the Pi's controller",
           pi.said(rf"gpio-sim beside it, auto GPIO: .* on {re.escape(pi.chip or 'none')}, "))
     check("gpio-sim chip by its label: mid lit", pi.said(r"gpio-sim lines while mid is full 0 1 0"))

@@ -242,7 +242,8 @@ def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_
         heard = {name: [t for t in times if t >= settled] for name, times in heard.items()}
         stock_heard = heard.pop("Stock")
         check(f"each room played the bursts after the first 2 s ({ {name: len(times) for name, times in heard.items()} },"
-              f" the stock client {len(stock_heard)})", all(len(times) >= 16 for times in heard.values()),
+              f" the stock client {len(stock_heard)}: each all but one)",
+              len(stock_heard) >= 16 and all(len(times) >= len(stock_heard) - 1 for times in heard.values()),
               rooms["Kitchen"].log()[-800:])
         for name in rooms:
             early = [f"{(t - at) * 1000:+.0f}" for at in first["Stock"] if (t := nearest(first[name], at, 0.1, 0.1))]
@@ -250,19 +251,25 @@ def test_rooms_play_in_step_with_each_other_and_the_stock_client_and_light_with_
 
         def against(times, references):
             return [(t - at) * 1000 for at in references if (t := nearest(times, at, 0.1, 0.1)) is not None]
-        for label, offsets in (("the Hall's sound against the Kitchen's", against(heard["Hall"], heard["Kitchen"])),
-                               ("the Kitchen's sound against the stock client's", against(heard["Kitchen"], stock_heard)),
-                               ("the Hall's sound against the stock client's", against(heard["Hall"], stock_heard))):
+        # Each pair is judged over every burst of the second one but one: a room silent for part of the song fails.
+        for label, offsets, references in (
+                ("the Hall's sound against the Kitchen's", against(heard["Hall"], heard["Kitchen"]), heard["Kitchen"]),
+                ("the Kitchen's sound against the stock client's", against(heard["Kitchen"], stock_heard), stock_heard),
+                ("the Hall's sound against the stock client's", against(heard["Hall"], stock_heard), stock_heard)):
             median = statistics.median(offsets) if offsets else float("nan")
             p95 = percentile([abs(o) for o in offsets], 0.95) if offsets else float("nan")
             figure(f"{label}: p50 {median:+.1f} ms, p95 |{p95:.1f}| ms over {len(offsets)} bursts")
-            check(f"{label}: |p50| ≤ 2 ms, p95 ≤ 5 ms", len(offsets) >= 16 and abs(median) <= 2 and p95 <= 5,
+            check(f"{label}: paired over {len(offsets)} of {len(references)} bursts (all but one at least)",
+                  len(offsets) >= len(references) - 1)
+            check(f"{label}: |p50| ≤ 2 ms, p95 ≤ 5 ms", offsets and abs(median) <= 2 and p95 <= 5,
                   " ".join(f"{o:+.1f}" for o in offsets))
         for name, process in rooms.items():
             offsets = against([t for t in rises(process.out_path) if t >= settled], heard[name])
             median = statistics.median(offsets) if offsets else float("nan")
             figure(f"{name}'s lamp against its own sound: p50 {median:+.1f} ms over {len(offsets)} bursts")
-            check(f"{name}'s lamp with its sound: |p50| ≤ 15 ms", len(offsets) >= 16 and abs(median) <= 15,
+            check(f"{name}'s lamp rose with {len(offsets)} of the {len(heard[name])} bursts it played (all but one at "
+                  "least)", len(offsets) >= len(heard[name]) - 1)
+            check(f"{name}'s lamp with its sound: |p50| ≤ 15 ms", offsets and abs(median) <= 15,
                   " ".join(f"{o:+.0f}" for o in offsets))
         figure("the links: " + ", ".join(f"{name} {link.retransmissions} reads held back as retransmitted"
                                          for name, link in links.items()))

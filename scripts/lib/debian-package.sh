@@ -1,5 +1,6 @@
-# Sourced by scripts/build-pi (after prepare.sh and debian-roots.sh): builds a release lightorgan in the sid
-# build chroot, for aarch64 (cross, against the arm64 sysroot) or x86_64 (native), and wraps it in a .deb.
+# Sourced by scripts/build-pi (after prepare.sh and debian-roots.sh): the release lightorgan for each architecture,
+# wrapped in a .deb. amd64 is this machine's own build (prepare.sh's `shipped_lightorgan`: the very binary scripts/test's
+# tests run); arm64 is cross-compiled in the sid build chroot against the arm64 sysroot.
 set -euo pipefail
 
 # The oldest releases the package must run on: Raspberry Pi OS / Debian bookworm (glibc 2.36, GCC 12's
@@ -8,9 +9,35 @@ oldest_glibc=2.36
 oldest_glibcxx=3.4.30
 
 # build_release ARCH (arm64 or amd64): prints the path of the built, stripped binary on this machine.
+build_release() {
+    case $1 in
+        amd64) build_here ;;
+        arm64) build_in_chroot arm64 ;;
+        *) say "unknown architecture $1 (arm64 or amd64)"; return 1 ;;
+    esac
+}
+
+# build_here: this machine's release build of lightorgan (amd64 only: the package's binary must need glibc 2.36
+# at most, which a bookworm machine gives by itself); prints its path.
+build_here() {
+    if [[ $(dpkg --print-architecture) != amd64 ]]; then
+        say "the amd64 package is built on an amd64 machine (this one is $(dpkg --print-architecture))"
+        return 1
+    fi
+    shipped_lightorgan
+}
+
+# swift_version_here, swift_version_in_chroot: the Swift that builds each architecture's binary (the copyright
+# file names it).
+swift_version_here() { swift --version 2>/dev/null | grep -oE 'Swift version [0-9.]+' | grep -oE '[0-9.]+$'; }
+swift_version_in_chroot() {
+    in_build_chroot -- swift --version 2>/dev/null | grep -oE 'Swift version [0-9.]+' | grep -oE '[0-9.]+$'
+}
+
+# build_in_chroot arm64: the cross-compiled binary, stripped; prints its path on this machine.
 # The build folder lives in the cache (a fresh clone reuses the compiled dependencies), and the checkout is
 # seen at /src inside the chroot whichever folder it is in here, so its paths stay the same between clones.
-build_release() {
+build_in_chroot() {
     local arch=$1 triplet swift_flags=() compiler_flags=() link_flags=() pkgconfig root
     case $arch in
         arm64)
@@ -19,11 +46,9 @@ build_release() {
             compiler_flags=(--target=aarch64-linux-gnu --sysroot=/sysroot)
             link_flags=(-Xlinker -z -Xlinker pack-relative-relocs)
             ;;
-        # lld as on arm64: the default gold link gives no RELRO segment, whatever -z relro says.
-        amd64) triplet=x86_64-linux-gnu root= swift_flags=(-Xswiftc -use-ld=lld) ;;
-        *) say "unknown architecture $arch (arm64 or amd64)"; return 1 ;;
+        *) say "the sid chroot cross-compiles for arm64 only, not $arch"; return 1 ;;
     esac
-    # Read-only relocations after start-up on both architectures (lintian: hardening-no-relro).
+    # Read-only relocations after start-up (lintian: hardening-no-relro).
     link_flags+=(-Xlinker -z -Xlinker relro)
     # No debug information (SwiftPM's release builds make DWARF for every module, C ones too), as the binary is
     # stripped: a build from nothing takes 761 CPU seconds instead of 833.
@@ -33,8 +58,8 @@ build_release() {
     # swiftc needs the sysroot both as its SDK (or: "missing required module 'SwiftGlibc'") and, for the static
     # runtime, as its resource folder (the lib/swift one makes the driver crash on static-stdlib-args.lnk);
     # lld by absolute path: the chroot's clang would otherwise look for an aarch64 ld.
-    # Written whole and then moved into place: another architecture's build may read it at this moment. (The
-    # name is set first: in a redirection of `cat`, $BASHPID would be that of the process that runs cat.)
+    # Written whole and then moved into place: a build beside this one may read it at this moment. (The name is
+    # set first: in a redirection of `cat`, $BASHPID would be that of the process that runs cat.)
     local written=$cache_root/build/toolset-aarch64.json.$BASHPID
     cat >"$written" <<'JSON'
 {
@@ -143,14 +168,37 @@ package_version() {
     fi
 }
 
+# generate_manual_tool: the path of generate-manual, built (debug) from the checkout of swift-argument-parser that
+# this machine's build resolved, in the cache, under a lock (two packages may be made at once).
+generate_manual_tool() {
+    local source=$repo_root/.build/checkouts/swift-argument-parser folder=$cache_root/generate-manual version
+    [[ -d $source ]] || swift package --package-path "$repo_root" resolve >&2
+    version=$(git -C "$source" describe --tags --always)
+    mkdir -p "$folder"
+    (
+        flock 9
+        if [[ $(cat "$folder/bin/.version" 2>/dev/null) != "$version" ]]; then
+            rm -rf "$folder/bin" "$folder/source"
+            cp -a "$source" "$folder/source"
+            swift build -c debug --package-path "$folder/source" --scratch-path "$folder/scratch" \
+                --product generate-manual >&2
+            mkdir -p "$folder/bin"
+            cp "$(swift build -c debug --package-path "$folder/source" --scratch-path "$folder/scratch" \
+                --show-bin-path)/generate-manual" "$folder/bin/"
+            echo "$version" >"$folder/bin/.version"
+        fi
+    ) 9>"$folder.lock" || return 1
+    echo "$folder/bin/generate-manual"
+}
+
 # command_docs BINARY ARCH FOLDER: what BINARY says of its commands, in FOLDER: a manual page per command
 # (FOLDER/man/lightorgan.1, lightorgan.receive.1, …), made by swift-argument-parser's own generator
 # (generate-manual, the tool behind its generate-manual plugin) from BINARY's --experimental-dump-help, and
 # the bash, zsh and fish completions (FOLDER/completions/SHELL) from its --generate-completion-script. The
 # binary itself is asked, so the pages are those of what is packaged: an arm64 one through qemu-user with
-# the arm64 sysroot's libraries. generate-manual is built once in the build chroot, from the checkout of
-# swift-argument-parser the build resolved (the plugin would build a second, debug, lightorgan for the host), as a
-# debug build: it reads one small file, and its build takes 25 CPU seconds where a release one takes 44.
+# the arm64 sysroot's libraries. generate-manual is built on this machine, once for each version of
+# swift-argument-parser that this machine's build resolved (the plugin would build a second, debug, lightorgan), as
+# a debug build: it reads one small file, and its build takes 25 CPU seconds where a release one takes 44.
 command_docs() {
     local binary=$1 arch=$2 folder=$3 run=() shell date page
     if [[ $arch == arm64 ]]; then
@@ -169,32 +217,13 @@ command_docs() {
     done
     # generate-manual runs the tool it is given with --experimental-dump-help: here a script that prints
     # the binary's answer. The pages' date is the commit's, so a rebuild makes the same pages.
-    printf '#!/bin/sh\nexec cat /docs/dump-help.json\n' >"$folder/dump-help"
+    printf '#!/bin/sh\nexec cat "%s"\n' "$folder/dump-help.json" >"$folder/dump-help"
     chmod 755 "$folder/dump-help"
     date=$(git -C "$repo_root" log -1 --format=%cs)
-    local script="set -e
-        tool=/build/generate-manual/bin
-        source=/build/$arch/checkouts/swift-argument-parser
-        version=\$(git -C \$source describe --tags --always)
-        if [[ \$(cat \$tool/.version 2>/dev/null) != \$version ]]; then
-            rm -rf \$tool /build/generate-manual/source
-            cp -a \$source /build/generate-manual/source
-            swift build -c debug --package-path /build/generate-manual/source --scratch-path /build/generate-manual/scratch \\
-                --product generate-manual >&2
-            mkdir -p \$tool
-            cp \$(swift build -c debug --package-path /build/generate-manual/source \\
-                --scratch-path /build/generate-manual/scratch --show-bin-path)/generate-manual \$tool/
-            echo \$version >\$tool/.version
-        fi
-        \$tool/generate-manual /docs/dump-help --multi-page --date $date --section 1 \\
-            --authors 'lightorgan maintainers<maintainers@users.noreply.github.com>' --output-directory /docs/man"
-    mkdir -p "$cache_root/build/generate-manual"
-    # Under a lock: the two architectures' packages are made at once (scripts/build-pi), and the first to get here
-    # builds generate-manual into the one folder both use.
-    (
-        flock 9
-        in_build_chroot --bind "$cache_root/build" /build --bind "$folder" /docs -- bash -c "$script"
-    ) 9>"$cache_root/build/generate-manual.lock"
+    local tool
+    tool=$(generate_manual_tool) || return 1
+    "$tool" "$folder/dump-help" --multi-page --date "$date" --section 1 \
+        --authors 'lightorgan maintainers<maintainers@users.noreply.github.com>' --output-directory "$folder/man"
     # What Debian's man-db and lintian ask of a page that generate-manual leaves out: a NAME that names the
     # page as its file does (lightorgan.receive; its "lightorgan receive" makes lexgrog fail, and apropos
     # with it), the command as typed in the SYNOPSIS, and no empty line (groff warns): a paragraph (.Pp).

@@ -8,10 +8,10 @@ cd "$repo_root"
 say() { printf '%s\n' "lightorgan: $*" >&2; }
 
 # Packages that Swift needs to build and link on Debian (swift.org's list for Debian 12, minus the
-# ones only the REPL uses), libasound2-dev for ALSA capture, libgpiod-dev for GPIO output, libavahi-client-dev for
+# ones only the REPL uses), libasound2-dev for ALSA capture, libavahi-client-dev for
 # DNS-SD discovery through the Avahi daemon, libyaml-dev for the settings file and libmosquitto-dev for MQTT
-# (Home Assistant).
-build_packages=(binutils git libasound2-dev libavahi-client-dev libgpiod-dev libmosquitto-dev libyaml-dev libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
+# (Home Assistant). libgpiod 2 comes from ensure_libgpiod (below).
+build_packages=(binutils git libasound2-dev libavahi-client-dev libmosquitto-dev libyaml-dev libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev)
 
 install_missing() {
@@ -65,14 +65,40 @@ find_swift() {
     fi
 }
 
-# Every release build links the Swift runtime and Foundation into the executable: the binary then runs
-# on a Pi without a Swift toolchain, starts with fewer relocations and calls the runtime directly.
-# (One set of flags for the demo and the benchmarks: switching flags rebuilds everything.)
-release=(-c release --static-swift-stdlib)
-# The tests' one build (scripts/test): optimized as a release, with the tests and every executable, testable
-# (internal declarations reachable by @testable import). Swift Testing has no static runtime, so this one links
-# the Swift runtime from the toolchain; the packages (scripts/build-pi) are the builds that ship.
-tested=(-c release -Xswiftc -enable-testing)
+# One build serves everything (the demo, the Swift tests, the system tests, the benchmarks and the amd64 package):
+# optimized, without debug information (the shipped binary is stripped), linked by lld (the default gold link gives
+# no RELRO segment). The tests reach internal declarations through `package` access, not `@testable import`, so
+# nothing is built for testing. (Other flags would compile everything again: every script uses these.)
+build_flags=(-c release -Xswiftc -gnone -Xcc -g0 -Xswiftc -use-ld=lld)
+
+# shipped_lightorgan: builds lightorgan with build_flags, links it again as it ships and prints that file's path,
+# .build/shipped/lightorgan: the Swift runtime linked in (it runs on a Pi or a laptop without a Swift toolchain, and
+# starts with fewer relocations), stripped, read-only relocations after start-up (lintian: hardening-no-relro).
+# SwiftPM's --static-swift-stdlib would compile every Swift module again (the flag is in each compile's command
+# line), and the Swift tests cannot be linked with it (Swift Testing has no static runtime): so the executable's
+# own link, as SwiftPM makes it, is made once more from the same objects, with the static runtime. Its
+# FoundationEssentials needs two of the toolchain's static libraries that the dynamic one loads by itself.
+shipped_lightorgan() {
+    local bin link shipped=$repo_root/.build/shipped
+    bin=$(swift build "${build_flags[@]}" --show-bin-path)
+    swift build "${build_flags[@]}" --product lightorgan >&2
+    if [[ ! -x $shipped/lightorgan || $bin/lightorgan -nt $shipped/lightorgan ]]; then
+        rm -f "$bin/lightorgan"
+        link=$(swift build "${build_flags[@]}" --product lightorgan -v 2>&1 |
+            grep -F -- "-o $bin/lightorgan -module-name lightorgan " | tail -n 1)
+        if [[ -z $link ]]; then
+            say "could not find SwiftPM's link of lightorgan (swift build -v) to link it as it ships"
+            return 1
+        fi
+        mkdir -p "$shipped"
+        link=${link/"-o $bin/lightorgan "/"-o $shipped/lightorgan.partial "}
+        link=${link/"-Xlinker '-rpath=\$ORIGIN'"/}
+        eval "$link -static-stdlib -l_FoundationCollections -l_FoundationCShims -Xlinker --strip-all \
+            -Xlinker -z -Xlinker relro" >&2
+        mv "$shipped/lightorgan.partial" "$shipped/lightorgan"
+    fi
+    echo "$shipped/lightorgan"
+}
 
 # The music benchmark's tools: sox cuts bands and decodes, aubio's onset detector is the independent
 # reference, numpy does the figures (a numpy from pip serves as well as Debian's).
@@ -81,8 +107,69 @@ install_music_tools() {
     python3 -c 'import numpy' 2>/dev/null || install_missing python3-numpy
 }
 
+# ensure_libgpiod: libgpiod 2, linked statically into every build (the packages' too), whichever libgpiod this
+# machine has: bookworm's libgpiod-dev is 1.6, whose v1 API Debian's arm64 kernel no longer offers. The machine's
+# own libgpiod-dev where its apt has 2.x (trixie), else trixie's libgpiod-dev for this machine's architecture,
+# downloaded with apt from lists of its own (this machine's apt sources are never touched). Its header and static
+# library go to $cache/libgpiod with a libgpiod.pc whose library folder holds only libgpiod.a (the linker cannot
+# pick a libgpiod.so), which PKG_CONFIG_PATH finds first. The folder's path never changes (the build's flags stay
+# the same); a new version only compiles the GPIO shim again.
+libgpiod_folder=${XDG_CACHE_HOME:-$HOME/.cache}/lightorgan/libgpiod
+ensure_libgpiod() {
+    local folder=$libgpiod_folder arch triplet
+    arch=$(dpkg --print-architecture)
+    case $arch in
+        amd64) triplet=x86_64-linux-gnu ;;
+        arm64) triplet=aarch64-linux-gnu ;;
+        *) say "lightorgan builds on amd64 and arm64 (64-bit Raspberry Pi OS), not on $arch"; exit 1 ;;
+    esac
+    mkdir -p "$(dirname "$folder")"
+    (
+        flock 9
+        [[ -f $folder/version && $(cat "$folder/arch") == "$arch" ]] && exit 0
+        local work version candidate
+        work=$(mktemp -d "$folder.XXXXXX")
+        trap 'rm -rf "$work"' EXIT
+        mkdir -p "$work/include" "$work/lib" "$work/pkgconfig"
+        candidate=$(apt-cache policy libgpiod-dev 2>/dev/null | sed -n 's/^ *Candidate: //p')
+        if [[ $candidate == 2* ]]; then
+            install_missing libgpiod-dev
+            cp /usr/include/gpiod.h "$work/include/"
+            cp "/usr/lib/$triplet/libgpiod.a" "$work/lib/"
+            version=$(dpkg-query -W -f='${Version}' libgpiod-dev)
+        else
+            say "fetching libgpiod 2 (trixie's libgpiod-dev for $arch; this machine's apt has ${candidate:-none})"
+            local apt_dirs=(-o Dir::Etc::SourceList="$work/apt/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+                -o Dir::State::Lists="$work/apt/lists" -o Dir::Cache="$work/apt/cache" -o APT::Sandbox::User="$(id -un)"
+                -o Debug::NoLocking=true)
+            mkdir -p "$work/apt/lists/partial" "$work/apt/cache/archives/partial" "$work/deb"
+            echo "deb ${LIGHTORGAN_DEBIAN_MIRROR:-http://deb.debian.org/debian} trixie main" >"$work/apt/sources.list"
+            apt-get -qq "${apt_dirs[@]}" update
+            (cd "$work/deb" && apt-get -qq "${apt_dirs[@]}" download "libgpiod-dev:$arch")
+            dpkg-deb -x "$work"/deb/libgpiod-dev_*.deb "$work/unpacked"
+            cp "$work/unpacked/usr/include/gpiod.h" "$work/include/"
+            cp "$work/unpacked/usr/lib/$triplet/libgpiod.a" "$work/lib/"
+            version=$(dpkg-deb -f "$work"/deb/libgpiod-dev_*.deb Version)
+        fi
+        cat >"$work/pkgconfig/libgpiod.pc" <<PC
+Name: libgpiod
+Description: libgpiod 2.x, linked statically into lightorgan (LGPL-2.1-or-later)
+Version: ${version%%-*}
+Cflags: -I$folder/include
+Libs: -L$folder/lib -lgpiod
+PC
+        echo "$version" >"$work/version"
+        echo "$arch" >"$work/arch"
+        rm -rf "$work/apt" "$work/deb" "$work/unpacked" "$folder"
+        mv "$work" "$folder"
+        chmod 755 "$folder"
+    ) 9>"$folder.lock"
+    export PKG_CONFIG_PATH=$folder/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+}
+
 install_missing "${build_packages[@]}"
 find_swift
+ensure_libgpiod
 
 # The system tests' venv (also the benchmarks'): Debian's python3 with its site packages (python3-ola,
 # numpy), the pinned PyPI packages of Tests/System/requirements.txt and, without their declared dependencies,

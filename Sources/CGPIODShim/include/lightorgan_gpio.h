@@ -2,11 +2,11 @@
 #define LIGHTORGAN_GPIO_H
 #include <stddef.h>
 
-/// One API over libgpiod v1 (1.6, Debian/Raspberry Pi OS bookworm) and v2 (trixie), chosen at build
-/// time from the installed header. Swift sees only this.
+/// The few calls of libgpiod 2 the receiver makes, in a C API Swift can call (libgpiod's own needs
+/// enums and bulk requests Swift imports poorly). Swift sees only this.
 typedef struct lightorgan_gpio lightorgan_gpio;
 
-/// Which of the two APIs this build uses: 1 or 2.
+/// The libgpiod API this build uses: 2.
 int lightorgan_gpio_api_version(void);
 
 /// Opens `chip` (a name such as "gpiochip0", a path such as "/dev/gpiochip0", or a label) and requests

@@ -137,7 +137,13 @@ echo "PI: test-leds after $(lines)"
 
 # gpio-sim, the kernel's GPIO simulator, as a second chip: auto must still pick the Pi's controller, and a
 # chip named by its label works.
-if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.ko; then
+# Each module that does not load is named ("PI: insmod gpio-sim failed: …"), and the test fails on it. configfs may
+# be built into the kernel: its insmod failing counts only when the kernel has no configfs at all.
+unloaded=""
+insmod /lib/modules/configfs.ko 2>/tmp/insmod.txt || grep -qw configfs /proc/filesystems ||
+    unloaded="configfs ($(tr '\n' ' ' </tmp/insmod.txt))"
+[ -z "$unloaded" ] && { insmod /lib/modules/gpio-sim.ko 2>/tmp/insmod.txt || unloaded="gpio-sim ($(tr '\n' ' ' </tmp/insmod.txt))"; }
+if [ -z "$unloaded" ]; then
     mount -t configfs none /sys/kernel/config
     sim=/sys/kernel/config/gpio-sim/lightorgan
     mkdir $sim $sim/bank0
@@ -163,7 +169,7 @@ if insmod /lib/modules/configfs.ko 2>/dev/null && insmod /lib/modules/gpio-sim.k
     echo "PI: gpio-sim lines after SIGTERM $(simlines)"
     wait $feeder
 else
-    echo "PI: no gpio-sim module"
+    echo "PI: insmod failed: $unloaded"
 fi
 # Every lightorgan of these steps gone (the lines and ports free, up to 20 s), the same boot goes on with the strip's.
 i=0; while [ $i -lt 40 ] && pidof lightorgan >/dev/null; do sleep 0.5; i=$((i + 1)); done

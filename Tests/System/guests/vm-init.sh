@@ -83,6 +83,15 @@ echo 1 >$sim/live
 base=/sys/devices/platform/$(cat $sim/dev_name)/$(cat $sim/bank0/chip_name)
 echo "VM: gpio chip $(cat $sim/bank0/chip_name) at $base"
 lines() { read a <$base/sim_gpio5/value; read b <$base/sim_gpio6/value; read c <$base/sim_gpio13/value; echo "$a $b $c"; }
+# sample N: N readings of the three lines; prints how many were on, per line: "on5 on6 on13" (a line under PWM is
+# off for part of each period: one reading cannot tell a dim line from a dark one).
+sample() {
+    n=0; x=0; y=0; z=0
+    while [ $n -lt "$1" ]; do
+        set -- "$1" $(lines); x=$((x + $2)); y=$((y + $3)); z=$((z + $4)); n=$((n + 1))
+    done
+    echo "$x $y $z"
+}
 trace() {  # $1 seconds, $2 name: "VM: trace $2 ..." and "VM: stalls $2-cpuN ..." (see gpio-trace.c)
     /bin/gpio-trace watch 0 $(($1 + 1)) $2-cpu0 >/tmp/$2-cpu0.txt &
     w0=$!
@@ -176,7 +185,7 @@ echo "VM: gpio busy line $? $(cat /tmp/busy.log)"
 /bin/lightorgan send --host 127.0.0.1 --input - --rate 48000 --port 8182 --quiet </tmp/tone.raw &
 sender=$!
 sleep 1.5
-echo "VM: gpio lines while lit $(lines)"
+echo "VM: gpio lines while lit, on of 50 readings $(sample 50)"
 kill -TERM $receiver; sleep 0.7
 echo "VM: gpio lines after SIGTERM $(lines)"
 kill -TERM $sender

@@ -256,7 +256,7 @@ KEYS = ["cards:", "loaded trace base", "loaded late timers", "send log:", "send 
         "own sound log", "own sound frames", "own sound last",
         "gpio chip", "gpio lines at start", "gpio receiver log:", "gpio receiver cpu ticks",
         "gpio lines after a frozen sender", "gpio lines after the sender stopped", "gpio idle receiver cpu ticks",
-        "gpio missing chip", "gpio busy line", "gpio lines while lit", "gpio lines after SIGTERM", "gpio receiver",
+        "gpio missing chip", "gpio busy line", "gpio lines while lit, on of 50 readings", "gpio lines after SIGTERM", "gpio receiver",
         "gpio lines after onoff", "onoff hysteresis", "test-leds states", "test-leds after", "done"]
 
 

@@ -1,9 +1,10 @@
-"""The built Debian packages the `package` tests judge: given (`--pi-package`, `--amd64-package`), being built beside
-the tests (`--packages-building`: scripts/test's full tier), or built here by scripts/build-pi.
+"""The built Debian packages the `package` tests judge: given (`--pi-package`, `--amd64-package`: scripts/test's full
+tier gives the amd64 one, made from its own build before the tests), being built beside the tests
+(`--packages-building`: the arm64 one in scripts/test's full tier), or built here by scripts/build-pi.
 
-scripts/test starts scripts/build-pi at idle priority (SCHED_IDLE) before its own build and does not wait for it:
-the tests that need no package run first (conftest.py puts the `package` tests last) and the two package builds
-take the CPU those tests leave idle. Whoever needs a package, a test or a set-up beside the tests (apt in a Debian
+scripts/test starts scripts/build-pi arm64 at idle priority (SCHED_IDLE) before its own build and does not wait for
+it: the tests that need no package run first (conftest.py puts the `package` tests last) and the package's build
+takes the CPU those tests leave idle. Whoever needs a package, a test or a set-up beside the tests (apt in a Debian
 root, the Pis' boot files), waits for it here; once a test waits for it, or for a set-up that waits for it, the
 build runs at normal priority, so no test waits on a build that the machine's other work starves. A build that
 failed fails whatever waits, with its log's end.
@@ -37,6 +38,9 @@ def package_path(config, arch):
     given = config.getoption(OPTIONS[arch])
     if given:
         path = os.path.abspath(given)
+        if not os.path.isfile(path):
+            raise RuntimeError(f"{OPTIONS[arch]} {given}: no such package (scripts/build-pi {arch} failed: its log is "
+                               "in scripts/test's output)")
     elif config.getoption("--fetch-only"):  # beside the builds: the package is not built yet, nor built here
         raise RuntimeError(f"--fetch-only asked for the {arch} package: a fetch_up_front() must not; what needs a "
                            "package is fetched beside the tests (support/beside.py)")
