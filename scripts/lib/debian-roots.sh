@@ -88,10 +88,14 @@ ensure_arm64_sysroot() {
 # trixie (libgpiod 2.x) alike. Its paths are under ${prefix}, which SwiftPM moves into PKG_CONFIG_SYSROOT_DIR
 # (it leaves literal paths alone).
 link_libgpiod_statically() {
-    local root=$1 triplet=$2
+    local root=$1 triplet=$2 mine=$BASHPID
+    # Written beside their place and moved there: scripts/build-pi and the tests' fetch may make them at once (two
+    # cp into one new file: "cannot create regular file: File exists"). ($mine: in the redirection of `cat`,
+    # $BASHPID would be that of the process that runs cat.)
     mkdir -p "$root/usr/lib/lightorgan-static-gpiod" "$root/usr/lib/lightorgan-pkgconfig"
-    cp "$root/usr/lib/$triplet/libgpiod.a" "$root/usr/lib/lightorgan-static-gpiod/"
-    cat >"$root/usr/lib/lightorgan-pkgconfig/libgpiod.pc" <<PC
+    cp "$root/usr/lib/$triplet/libgpiod.a" "$root/usr/lib/lightorgan-static-gpiod/libgpiod.a.$mine"
+    mv "$root/usr/lib/lightorgan-static-gpiod/libgpiod.a.$mine" "$root/usr/lib/lightorgan-static-gpiod/libgpiod.a"
+    cat >"$root/usr/lib/lightorgan-pkgconfig/libgpiod.pc.$mine" <<PC
 prefix=/usr
 includedir=\${prefix}/include
 libdir=\${prefix}/lib/lightorgan-static-gpiod
@@ -102,6 +106,7 @@ Version: $(libgpiod_version "$root")
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -lgpiod
 PC
+    mv "$root/usr/lib/lightorgan-pkgconfig/libgpiod.pc.$mine" "$root/usr/lib/lightorgan-pkgconfig/libgpiod.pc"
 }
 
 # libgpiod_version ROOT: the Debian version of libgpiod-dev unpacked in ROOT (for Built-Using). An extract
