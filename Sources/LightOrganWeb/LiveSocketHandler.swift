@@ -1,4 +1,4 @@
-package import LightOrganCore
+import LightOrganCore
 import Logging
 package import NIOCore
 package import NIOWebSocket
