@@ -27,11 +27,12 @@ build_here() {
     shipped_lightorgan
 }
 
-# swift_version_here, swift_version_in_chroot: the Swift that builds each architecture's binary (the copyright
-# file names it).
-swift_version_here() { swift --version 2>/dev/null | grep -oE 'Swift version [0-9.]+' | grep -oE '[0-9.]+$'; }
-swift_version_in_chroot() {
-    in_build_chroot -- swift --version 2>/dev/null | grep -oE 'Swift version [0-9.]+' | grep -oE '[0-9.]+$'
+# swift_version_for ARCH: the version of the Swift that builds ARCH's binary (the copyright file names it): this
+# machine's for amd64, the sid chroot's for arm64.
+swift_version_for() {
+    local swift=(swift)
+    [[ $1 == arm64 ]] && swift=(in_build_chroot -- swift)
+    "${swift[@]}" --version 2>/dev/null | grep -oE 'Swift version [0-9.]+' | grep -oE '[0-9.]+$'
 }
 
 # build_in_chroot arm64: the cross-compiled binary, stripped; prints its path on this machine.
