@@ -100,8 +100,8 @@ def test_alsa_capture_from_the_loopback_card_in_real_time(vm, check, figure):
     # to judge by: a starved guest starts the sender late and so sees fewer (emulation).
     span = (applied[-1][0] - applied[0][0]) / 1e6 if applied else 0
     rate = round((frames - 1) / span) if span > 0 else 0
-    check(f"frames at the real-time rate ({frames} frames, {rate}/s by the receiver's clock)",
-          frames >= 50 and rate >= 80, disturbance)
+    check(f"frames at the real-time rate: at least 50 to judge by ({frames} frames)", frames >= 50, disturbance)
+    check(f"frames at the real-time rate: at least 80/s ({rate}/s by the receiver's clock)", rate >= 80, disturbance)
     # Settled: after the first 60 frames (0.6 s in real time), and not within 0.5 s after a gap of
     # over 50 ms between two frames: there the sender's capture stalled, audio was lost (an overrun)
     # or skipped (FrameProducer.maximumCatchUp), and the click lights every band for a moment (measured:
@@ -110,9 +110,11 @@ def test_alsa_capture_from_the_loopback_card_in_real_time(vm, check, figure):
     gaps = [(a[0], b[0] + 500_000) for a, b in zip(applied, applied[1:]) if b[0] - a[0] > 50_000]
     settled = [frame for frame in applied[60:] if not kernel_vm.overlaps(frame[0], frame[0] + 1, gaps)]
     good = sum(1 for _, bass, mid, treble in settled if mid >= 200 and bass <= 10 and treble <= 10)
-    check(f"a 1 kHz tone from the loopback lights mid only ({good} of {len(settled)} frames)",
-          len(settled) > 25 and good * 100 >= len(settled) * 95,
+    check(f"more than 25 settled frames to judge the tone by ({len(settled)})", len(settled) > 25,
           f"{len(applied[60:]) - len(settled)} frames after a gap not judged; {disturbance}")
+    check(f"a 1 kHz tone from the loopback lights mid only ({good} of {len(settled)} frames)",
+          good * 100 >= len(settled) * 95, f"{len(applied[60:]) - len(settled)} frames after a gap not judged; "
+          f"{disturbance}")
     check("lamps off at the end", vm.said("last", r"[0-9.]* 0 0 0"), vm.get("last"))
     ticks = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+)", vm.get("stdout receiver cpu ticks"))
     if ticks:
@@ -125,9 +127,11 @@ def test_receivers_own_sound_from_the_loopback_card(vm, check):
     check("receiver.sound hw:Loopback,1,0 captures the loopback card",
           vm.get("own sound log").startswith("line-in: capturing hw:Loopback,1,0"), vm.get("own sound log"))
     counts = re.fullmatch(r"(\d+) mid lit (\d+)", vm.get("own sound frames"))
-    check(f"the tone played into the loopback lights mid alone, with no sender ({vm.get('own sound frames')})",
-          counts is not None and int(counts[2]) >= 50 and int(counts[2]) * 100 >= int(counts[1]) * 60,
-          vm.get("own sound frames"))
+    check("the guest counted the frames the own sound lit", counts is not None, vm.get("own sound frames"))
+    check(f"the tone played into the loopback lights mid alone, with no sender, in at least 50 frames "
+          f"({vm.get('own sound frames')})", counts is not None and int(counts[2]) >= 50, vm.get("own sound frames"))
+    check(f"the tone lights mid alone in at least 60 % of the frames ({vm.get('own sound frames')})",
+          counts is not None and int(counts[2]) * 100 >= int(counts[1]) * 60, vm.get("own sound frames"))
     check("lamps off at the end", vm.said("own sound last", r"[0-9.]* 0 0 0"), vm.get("own sound last"))
 
 
@@ -184,20 +188,25 @@ def test_pwm_duty_of_the_lit_line_from_the_kernel_side(vm, check, figure):
     # The median within 0.08, of at least 20 undisturbed periods (0.1 s of PWM, some 1400 samples at the guest's
     # 14000 samples/s): a wrong gamma, a stuck line or a dead PWM fail it however busy the host is; a
     # guest starved throughout fails it too, and says so.
-    check(f"PWM duty of the lit line matches its level (within 0.08, the median of {len(periods)} undisturbed periods; "
-          f"the guest ran the PWM at {clean_hz:.0f} Hz in them)",
-          len(periods) >= 20 and abs(measured - expected) < 0.08,
+    check(f"at least 20 undisturbed PWM periods measured ({len(periods)})", len(periods) >= 20,
           f"{len(periods)} periods of {rises - 1} seen; {_stall_figure(trace, watchers)}; "
+          f"{vm.get('gpio receiver log:')}")
+    check(f"PWM duty of the lit line matches its level (within 0.08, the median of {len(periods)} undisturbed periods; "
+          f"the guest ran the PWM at {clean_hz:.0f} Hz in them)", abs(measured - expected) < 0.08,
+          f"{measured:.3f}; {len(periods)} periods of {rises - 1} seen; {_stall_figure(trace, watchers)}; "
           f"{vm.get('gpio receiver log:')}")
     # The sampler (nice 19, three reads a sample) may see an edge late by less than a gap: the squeezed count is
     # judged only on the kernel's own timestamps (test_pwm_keeps_its_grid_beside_two_cpu_hogs).
+    # At least 20 periods: checked above.
     check(f"PWM frequency on its grid: {_FREQUENCY_RULE} ({squeezed} periods under half of one, sampled)",
-          len(periods) >= 20 and _on_grid(clean_hz), f"{clean_hz:.0f} Hz; {_stall_figure(trace, watchers)}")
+          _on_grid(clean_hz), f"{clean_hz:.0f} Hz; {_stall_figure(trace, watchers)}")
     settled = kernel_vm.disturbed(trace, watchers, longer_than=LONG_STALL_US, settle=SETTLE_US)
     on, judged = kernel_vm.on_time(trace, settled)
-    check("the dark lines stay off", on["bass"] == 0 and on["treble"] == 0 and judged >= 1_000_000,
-          f"bass on {on['bass'] / 1000:.1f} ms, treble on {on['treble'] / 1000:.1f} ms of {judged / 1000:.0f} ms "
-          "judged")
+    check("the dark bass line stays off", on["bass"] == 0,
+          f"bass on {on['bass'] / 1000:.1f} ms of {judged / 1000:.0f} ms judged")
+    check("the dark treble line stays off", on["treble"] == 0,
+          f"treble on {on['treble'] / 1000:.1f} ms of {judged / 1000:.0f} ms judged")
+    check("the dark lines were judged over at least 1 s", judged >= 1_000_000, f"{judged / 1000:.0f} ms judged")
 
 
 def test_pwm_keeps_its_grid_beside_two_cpu_hogs(vm, check, figure):
@@ -220,16 +229,20 @@ def test_pwm_keeps_its_grid_beside_two_cpu_hogs(vm, check, figure):
            f"{measured:.3f} (set {expected:.3f}), {squeezed} squeezed periods, of {len(periods)} undisturbed of "
            f"{seen} ({trace.samples} writes traced); {len(trace.gaps)} PWM timers fired over 0.5 ms late (the "
            f"emulator), {_stall_figure(trace, watchers).split(', ', 1)[1]}; {vm.get('loaded trace base')}")
+    check(f"beside the hogs, at least 20 undisturbed periods measured ({len(periods)} of {seen})",
+          len(periods) >= 20, f"{len(trace.gaps)} late timers, {_stall_figure(trace, watchers).split(', ', 1)[1]}")
     check(f"beside the hogs, the duty within 0.08 of {expected:.3f} (median of {len(periods)} undisturbed periods)",
-          len(periods) >= 20 and abs(measured - expected) < 0.08,
+          abs(measured - expected) < 0.08,
           f"{measured:.3f}; {len(trace.gaps)} late timers, {_stall_figure(trace, watchers).split(', ', 1)[1]}")
-    check(f"beside the hogs, {_FREQUENCY_RULE}, and no period squeezed below half of {1000 / PWM_HZ:.0f} ms "
-          f"({squeezed} of {len(periods)})", len(periods) >= 20 and _on_grid(hz) and squeezed == 0,
-          f"{hz:.0f} Hz; shortest periods {sorted(high - low for low, high, _ in periods)[:5]} µs")
+    # At least 20 periods: checked above.
+    check(f"beside the hogs, {_FREQUENCY_RULE}", _on_grid(hz), f"{hz:.0f} Hz")
+    check(f"beside the hogs, no period squeezed below half of {1000 / PWM_HZ:.0f} ms ({squeezed} of {len(periods)})",
+          squeezed == 0, f"shortest periods {sorted(high - low for low, high, _ in periods)[:5]} µs")
     quiet, quiet_watchers = _trace(vm, "duty")
     if quiet is not None:
         quiet_hz = _frequency(kernel_vm.pwm_periods(quiet, "mid", kernel_vm.disturbed(quiet, quiet_watchers)))[0]
         # Slower is what busy CPUs would do (late wake-ups stretch periods); faster is a squeeze, bounded above.
+        check("the PWM was measured without the hogs", quiet_hz > 0, f"{quiet_hz:.0f} Hz, sampled")
         check(f"the hogs slow the PWM by at most 10 % ({quiet_hz:.0f} Hz without them, sampled; {hz:.0f} with)",
               quiet_hz > 0 and hz >= 0.9 * quiet_hz, f"{quiet_hz:.0f} → {hz:.0f} Hz")
 
@@ -268,8 +281,14 @@ def test_lines_driven_while_frames_arrive_and_off_after_sigterm(vm, check):
     # The tone lights mid at 232 (duty 0.81 through gamma 2.2): on in most of 50 readings, bass and treble dark.
     readings = vm.get("gpio lines while lit, on of 50 readings")
     on = [int(count) for count in readings.split()] if re.fullmatch(r"\d+ \d+ \d+", readings) else None
-    check("the mid line is driven while frames arrive (on in at least 25 of 50 readings, bass and treble in at most 5)",
-          on is not None and on[1] >= 25 and on[0] <= 5 and on[2] <= 5, f"on of 50 readings: {readings or 'no line'}")
+    check("the guest read the lines 50 times while frames arrived", on is not None,
+          f"on of 50 readings: {readings or 'no line'}")
+    check("the mid line is driven while frames arrive (on in at least 25 of 50 readings)",
+          on is not None and on[1] >= 25, f"on of 50 readings: {readings or 'no line'}")
+    check("the bass line stays dark while frames arrive (on in at most 5 of 50 readings)",
+          on is not None and on[0] <= 5, f"on of 50 readings: {readings or 'no line'}")
+    check("the treble line stays dark while frames arrive (on in at most 5 of 50 readings)",
+          on is not None and on[2] <= 5, f"on of 50 readings: {readings or 'no line'}")
     check("GPIO lines off after SIGTERM", vm.said("gpio lines after SIGTERM", "0 0 0"),
           vm.get("gpio lines after SIGTERM"))
 
@@ -287,8 +306,8 @@ def test_receiver_cost_under_emulation(vm, check, figure):
     driving = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+) rss VmRSS:\s+(\d+) kB Private_Dirty:\s+(\d+) kB",
                            vm.get("gpio receiver cpu ticks"))
     idle = re.fullmatch(r"(\d+) over ([0-9.]+) ([0-9.]+)", vm.get("gpio idle receiver cpu ticks"))
-    check("the guest measured the GPIO receiver's cost", driving and idle,
-          f"{vm.get('gpio receiver cpu ticks')} / {vm.get('gpio idle receiver cpu ticks')}")
+    check("the guest measured the GPIO receiver's cost while driving", driving, vm.get("gpio receiver cpu ticks"))
+    check("the guest measured the GPIO receiver's cost while idle", idle, vm.get("gpio idle receiver cpu ticks"))
     if driving:
         share = int(driving[1]) / (float(driving[3]) - float(driving[2]))
         figure(f"libgpiod API {vm.api}: receiver driving 3 lines at 100 frames/s: {share:.1f} % of a core under "
@@ -309,10 +328,11 @@ def test_onoff_mode_lights_fully_with_hysteresis(vm, check, figure):
     else:
         on, judged = dict.fromkeys(kernel_vm.LINES, 0), 0
     share = on["mid"] / judged if judged else 0
-    check("onoff mode: a loud band's line is fully on, no PWM; the others off "
-          f"(mid on for {share * 100:.1f} % of {judged / 1000:.0f} ms)",
-          judged >= 1_000_000 and share >= 0.99 and on["bass"] == 0 and on["treble"] == 0,
-          f"bass on {on['bass'] / 1000:.1f} ms, treble {on['treble'] / 1000:.1f} ms")
+    check("onoff mode: the lines were judged over at least 1 s", judged >= 1_000_000, f"{judged / 1000:.0f} ms judged")
+    check(f"onoff mode: a loud band's line is fully on, no PWM (mid on for {share * 100:.1f} % of "
+          f"{judged / 1000:.0f} ms)", share >= 0.99, f"mid on {on['mid'] / 1000:.1f} ms")
+    check("onoff mode: the bass line off", on["bass"] == 0, f"bass on {on['bass'] / 1000:.1f} ms")
+    check("onoff mode: the treble line off", on["treble"] == 0, f"treble on {on['treble'] / 1000:.1f} ms")
     check("onoff mode: lines off after SIGTERM", vm.said("gpio lines after onoff", "0 0 0"),
           vm.get("gpio lines after onoff"))
     check("onoff hysteresis holds: on at 200, still on at 110, off at 90, still off at 110, on at 130",

@@ -34,28 +34,42 @@ def delivered(recorder, universe, process, since=0.0):
 
 
 def every_frame_arrived(recorder, universe, process, seconds):
-    """Runs the sender for `seconds`, stops it: (every frame it made arrived once and in order,
-    the detail, latencies ms)."""
+    """Runs the sender for `seconds`, stops it: (the facts of "every frame it made arrived once and in order",
+    each (name, holds, detail); the detail of them all; latencies ms)."""
     time.sleep(seconds)  # the frames counted
     process.stop()
     wait_for(lambda: recorder.dark(universe), 0.3)  # the stop's dark frame, after every other
     sent, arrived, latencies = delivered(recorder, universe, process)
     inside = [n for n in sent if arrived and arrived[0] <= n <= arrived[-1]]
     in_order = arrived == sorted(arrived) and len(set(arrived)) == len(arrived)
+    missing = sorted(set(inside) - set(arrived))[:10]
+    timing = f"send → OLA callback p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms"
     # The frame made as the sender was stopped may never reach the transmitter: the last one is not asked for.
-    ok = len(arrived) >= 90 * seconds and in_order and arrived == inside and len(sent) >= 3 and arrived[-1] >= sent[-3]
-    detail = (f"{len(arrived)} of {len(sent)} frames, in order, none lost; send → OLA callback p50 "
-              f"{percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms")
+    facts = [(f"at least {90 * seconds} frames arrived", len(arrived) >= 90 * seconds,
+              f"{len(arrived)} of {len(sent)} frames; {timing}" if len(arrived) >= 90 * seconds
+              else f"{len(arrived)} arrived of {len(sent)} made; {process.log()[-300:]}"),
+             ("in order", arrived == sorted(arrived),
+              next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), "")),
+             ("none twice", len(set(arrived)) == len(arrived), f"{len(arrived) - len(set(arrived))} repeated"),
+             ("none lost between the first and the last that arrived", arrived == inside,
+              f"{len(arrived)} arrived of the {len(inside)} made from the first to the last; missing {missing}"),
+             ("the sender made at least 3 frames", len(sent) >= 3, f"{len(sent)} made"),
+             ("the last frames arrived too (all but the last two made)",
+              len(sent) >= 3 and bool(arrived) and arrived[-1] >= sent[-3],
+              f"the last arrived {arrived[-1:]}, the last made {sent[-3:]}")]
+    ok = all(holds for _, holds, _ in facts)
+    detail = f"{len(arrived)} of {len(sent)} frames, in order, none lost; {timing}"
     if not ok:
-        missing = sorted(set(inside) - set(arrived))[:10]
-        detail = f"{len(arrived)} arrived of {len(sent)} made; in order {in_order}; missing {missing}; {process.log()[-300:]}"
-    return ok, detail, latencies
+        detail = (f"{len(arrived)} arrived of {len(sent)} made; in order {in_order}; missing {missing}; "
+                  f"{process.log()[-300:]}")
+    return facts, detail, latencies
 
 
 def every_frame(check, label, recorder, universe, process, seconds):
     """Checks that every frame the sender made arrived once, in order, on `universe`; the latencies."""
-    ok, detail, latencies = every_frame_arrived(recorder, universe, process, seconds)
-    check(label, ok, detail)
+    facts, _, latencies = every_frame_arrived(recorder, universe, process, seconds)
+    for fact, holds, detail in facts:
+        check(f"{label}: {fact}", holds, detail)
     return latencies
 
 
@@ -97,9 +111,15 @@ def test_two_fixtures_on_two_universes_get_the_same_frames(olad, spawn, check, t
     back = [r.values[9] << 16 | r.values[10] << 8 | r.values[11]
             for r in recorder.records(olad.ola_universe("sacn", 2))]
     back = [n for n in back if n]
-    ok = len(first) >= 450 and first == back and set(first) <= sent and first == sorted(first)
-    check("two fixtures, universe 1 address 1 and universe 2 address 10: the same frames on both, in order", ok,
-          f"{len(first)} and {len(back)} frames" if ok else f"{len(first)} vs {len(back)}; {process.log()[-300:]}")
+    both = "two fixtures, universe 1 address 1 and universe 2 address 10"
+    check(f"{both}: at least 450 frames on universe 1", len(first) >= 450,
+          f"{len(first)} frames" if len(first) >= 450 else f"{len(first)} frames; {process.log()[-300:]}")
+    check(f"{both}: the same frames on both", first == back,
+          f"{len(first)} and {len(back)} frames" if first == back
+          else f"{len(first)} vs {len(back)}; {process.log()[-300:]}")
+    check(f"{both}: each a frame the sender made", set(first) <= sent, f"not made: {sorted(set(first) - sent)[:10]}")
+    check(f"{both}: in order", first == sorted(first),
+          next((f"{a} before {b}" for a, b in zip(first, first[1:]) if b < a), ""))
 
 
 @pytest.mark.timing
@@ -123,9 +143,11 @@ def test_default_rate_sends_at_most_44_packets_a_second_of_the_newest_frames(ola
     wait_for(lambda: recorder.dark(olad.ola_universe("sacn", 1)), 0.3)  # the stop's dark frame, after every other
     _, arrived, latencies = delivered(recorder, olad.ola_universe("sacn", 1), process)
     rate = len(arrived) / 5
-    ok = 35 <= rate <= 46 and arrived == sorted(arrived) and percentile(latencies, 0.95) < 40
-    check("the default rate: 35…44 packets/s of the newest frames, none more than a slot old", ok,
-          f"{rate:.1f} packets/s, p95 age {percentile(latencies, 0.95):.1f} ms")
+    check("the default rate: 44 packets/s (35…46 counted over the 5 s)", 35 <= rate <= 46, f"{rate:.1f} packets/s")
+    check("…of the newest frames, in order", arrived == sorted(arrived),
+          next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), ""))
+    check("…none more than a slot old (p95 age under 40 ms)", percentile(latencies, 0.95) < 40,
+          f"p95 age {percentile(latencies, 0.95):.1f} ms")
 
 
 @pytest.mark.timing
@@ -141,12 +163,12 @@ def test_stop_darkens_the_lamps_and_terminates_the_stream(olad, spawn, check):
     wait_for(lambda: recorder.dark(olad.ola_universe("sacn", 1)), 0.3)
     records = recorder.records(olad.ola_universe("sacn", 1))
     last = records[-1] if records else None
-    dark = last is not None and tuple(last.values[:3]) == (0, 0, 0) and last.time - stopped_at < 0.25
-    check("on stop the lamps go dark at once (the last frame OLA sees is all off)",
-          dark and process.process.returncode == 0,
-          f"dark {1000 * (last.time - stopped_at):.0f} ms after SIGTERM" if dark
-          else f"last {last}, {1000 * (last.time - stopped_at) if last else 0:.0f} ms after SIGTERM; "
-               f"exit {process.process.returncode}")
+    check("OLA sees frames", last is not None, f"{len(records)} frames")
+    check("on stop the lamps go dark (the last frame OLA sees is all off)",
+          last is not None and tuple(last.values[:3]) == (0, 0, 0), f"last {last}")
+    check("…at once (that last frame within 250 ms of SIGTERM)", last is not None and last.time - stopped_at < 0.25,
+          f"{1000 * (last.time - stopped_at) if last is not None else 0:.0f} ms after SIGTERM")
+    check("the sender exits 0 on SIGTERM", process.process.returncode == 0, f"exit {process.process.returncode}")
     # olad logs (at -l 3) "CID … sent a termination" for E1.31 stream-terminated packets; a source that
     # just stops is only dropped 2.5 s later ("source … has expired"), merged with the next meanwhile.
     ok = wait_for(lambda: olad.log().count("sent a termination for universe 1") > terminations, 1)
@@ -187,15 +209,26 @@ def test_receiver_forwards_its_lamps_to_sacn(olad, spawn, check, label, extra):
     # within 4 ms of each other (a stalled machine) share a packet, so the forwarded frames are the shown ones
     # in order, at most 1 in 100 merged into its successor; the last shown can give way to the dark frame.
     merged = len(shown) - len(forwarded)
-    in_order = _is_subsequence(forwarded, shown) and bool(forwarded) and forwarded[-1] in shown[-2:]
-    ok = len(shown) >= 450 and in_order and merged <= len(shown) // 100 and len(after) >= 2 \
-        and all(r.counter == 0 for r in after) and after[0].time - records[lit].time < 0.2 \
-        and after[-1].time > stopped + 0.5
-    check(f"receive --forward{label}: every frame shown on the lines goes to sACN too, then dark at once when the "
-          "sender leaves, held dark by a packet a second", ok,
-          f"{len(forwarded)} of {len(shown)} frames in the receiver's order, {merged} merged into a packet" if ok
-          else f"{len(forwarded)} forwarded vs {len(shown)} shown, in order: {in_order}; after: {after[:3]}; "
-               f"{lamps.log()[-300:]}")
+    forward = f"receive --forward{label}"
+    check(f"{forward}: at least 450 frames shown on the lines", len(shown) >= 450,
+          f"{len(shown)} shown; {lamps.log()[-300:]}")
+    check(f"{forward}: the frames shown go to sACN in the receiver's order", _is_subsequence(forwarded, shown),
+          f"{len(forwarded)} forwarded of {len(shown)} shown")
+    check(f"{forward}: frames reach sACN", bool(forwarded), f"{len(forwarded)} forwarded")
+    check(f"{forward}: the last shown (or the one before it) goes to sACN too",
+          bool(forwarded) and forwarded[-1] in shown[-2:],
+          f"the last forwarded {forwarded[-1:]}, the last shown {shown[-2:]}")
+    check(f"{forward}: at most 1 in 100 frames merged into a packet", merged <= len(shown) // 100,
+          f"{merged} merged of {len(shown)} shown")
+    check(f"{forward}: two or more packets after the last lit one", len(after) >= 2, f"{len(after)}: {after[:3]}")
+    check(f"{forward}: those packets are dark, every channel 0", all(not any(r.values) for r in after),
+          f"{next((r for r in after if any(r.values)), None)}")
+    check(f"{forward}: dark at once when the sender leaves (within 200 ms of the last lit packet)",
+          bool(after) and after[0].time - records[lit].time < 0.2,
+          f"{1000 * (after[0].time - records[lit].time):.0f} ms" if after else "no packet after the last lit one")
+    check(f"{forward}: held dark by a packet a second (one more than 0.5 s after the sender left)",
+          bool(after) and after[-1].time > stopped + 0.5,
+          f"the last {after[-1].time - stopped:.2f} s after" if after else "no packet after the last lit one")
 
 
 def _is_subsequence(part, whole):
@@ -220,9 +253,11 @@ def test_unreachable_targets_slow_neither_the_others_nor_the_frames(olad, spawn,
     latencies = every_frame(check, "beside an unreachable device and an unknown name, every frame still arrives in order",
                             recorder, universe, process, 5)
     log = process.log()
-    check("the unknown name is named in one warning that says it is retried",
-          "no-such-wled.invalid" in log and "retrying every second" in log
-          and log.count("cannot resolve no-such-wled.invalid") == 1, log[-300:])
+    check("the unknown name is named in a warning", "no-such-wled.invalid" in log, log[-300:])
+    check("…that says it is retried", "retrying every second" in log, log[-300:])
+    check("…once (one \"cannot resolve no-such-wled.invalid\")",
+          log.count("cannot resolve no-such-wled.invalid") == 1,
+          f"{log.count('cannot resolve no-such-wled.invalid')} times: {log[-300:]}")
     check("…and the frames are no later than with the device alone (median within 3 ms)",
           percentile(latencies, 0.5) <= percentile(latencies_alone, 0.5) + 3,
           f"p50 {percentile(latencies, 0.5):.1f} ms (alone {percentile(latencies_alone, 0.5):.1f}), "
@@ -267,8 +302,12 @@ def test_ddp_strip_gets_every_frame_in_order_by_two_decoders(netns, spawn, check
     inside = [n for n in sent if frames and frames[0] <= n <= frames[-1]]
     # In order and each a frame that was made; none lost but for a rare one to the test's own Python
     # listener (its socket read by a thread that shares the interpreter).
-    ok = not problems and len(frames) >= 450 and frames == sorted(frames) and set(frames) <= set(sent) \
-        and len(frames) >= 0.99 * len(inside)
-    check("DDP: every frame in two packets (1440 + 360 bytes, push on the last), the same to python-led-ddp, in order",
-          ok, f"{len(frames)} of {len(inside)} frames, {len(ours)} packets" if ok
-          else f"{problems[:3]}; {len(frames)} frames vs {len(inside)} made")
+    check("DDP: every frame in two packets (1440 + 360 bytes, push on the last), the same to python-led-ddp",
+          not problems, f"{len(problems)} problems: {problems[:3]}" if problems else f"{len(ours)} packets")
+    check("DDP: at least 450 frames", len(frames) >= 450, f"{len(frames)} frames, {len(ours)} packets")
+    check("DDP: the frames in order", frames == sorted(frames),
+          next((f"{a} before {b}" for a, b in zip(frames, frames[1:]) if b < a), ""))
+    check("DDP: each a frame the sender made", set(frames) <= set(sent),
+          f"not made: {sorted(set(frames) - set(sent))[:10]}")
+    check("DDP: none lost but for 1 in 100", len(frames) >= 0.99 * len(inside),
+          f"{len(frames)} of {len(inside)} frames made from the first to the last")

@@ -78,6 +78,7 @@ def check_tones(check, rows, played, log, tolerance=0.05):
     """The tones' checks: the lamps light bass, mid, treble in order 2 s (± `tolerance`) apart after the chord, the
     played file holds the tones as far apart, and the lamps end dark."""
     lit = lit_after_the_chord(rows)
+    check(f"every band's lamp lit after the chord (first lit: {lit})", None not in lit.values(), log[-800:])
     check(f"bass, mid and treble light in that order (first lit: {lit})",
           None not in lit.values() and lit["bass"] < lit["mid"] < lit["treble"], log[-800:])
     if None not in lit.values():
@@ -85,9 +86,12 @@ def check_tones(check, rows, played, log, tolerance=0.05):
         check(f"2 s apart, as the tones were made ({gaps[0]:.3f} s, {gaps[1]:.3f} s)",
               all(abs(gap - 2.0) <= tolerance for gap in gaps))
     starts, length = tone_starts(played)
+    check(f"the played file holds every band's tone (found at {starts})", list(starts) == list(BANDS),
+          f"{starts}, {length:.2f} s")
     check(f"the played file holds the tones in order, 2 s apart (found at {starts})",
           list(starts) == list(BANDS) and all(abs(starts[b] - starts["bass"] - 2.0 * i) <= 0.03
                                               for i, b in enumerate(BANDS)), f"{starts}, {length:.2f} s")
+    check("the receiver showed frames", bool(rows), log[-800:])
     check("the lamps end dark", bool(rows) and rows[-1][1:] == (0, 0, 0), str(rows[-1:]))
     return length
 
@@ -128,8 +132,8 @@ def test_a_pipe_lights_bass_mid_treble_in_order_and_plays_the_tones(signals, spa
     log = receiver.log()
     length = check_tones(check, frames(receiver), played, log)
     check(f"all of it was played ({length:.3f} s of 8.0 s)", abs(length - 8.0) <= 0.02)
-    check("the log names the pipe and its stream", f"pipe {fifo}: playing" in log and f"pipe {fifo}: idle" in log,
-          log[-600:])
+    check("the log names the pipe and its stream playing", f"pipe {fifo}: playing" in log, log[-600:])
+    check("the log names the pipe and its stream going idle", f"pipe {fifo}: idle" in log, log[-600:])
 
 
 def test_a_paused_pipe_goes_dark_and_lights_again_when_it_resumes(signals, spawn, check, netns, tmp_path):
@@ -152,14 +156,19 @@ def test_a_paused_pipe_goes_dark_and_lights_again_when_it_resumes(signals, spawn
     lit_during = [t for t, b, m, tr in rows if paused + 1.0 < t < resumed and max(b, m, tr) > 0]
     lit_after = first_lit(rows, 2, after=resumed)
     check(f"the mid lamp is lit while the tone plays ({len(lit_before)} frames)", len(lit_before) >= 50)
-    check(f"dark within a second of the pause (the last frame before it resumes: {last_before and last_before[1:]}, "
-          f"{last_before and last_before[0] - paused:.2f} s into it), and through it",
-          last_before is not None and last_before[1:] == (0, 0, 0) and last_before[0] - paused <= 1.0
-          and not lit_during, f"lit at {lit_during[:5]}")
+    check("a frame was shown before the writer resumed", last_before is not None, f"{len(rows)} frames")
+    check(f"dark in the pause (the last frame before it resumes: {last_before and last_before[1:]})",
+          last_before is not None and last_before[1:] == (0, 0, 0), str(last_before))
+    check("dark within a second of the pause", last_before is not None and last_before[0] - paused <= 1.0,
+          f"the last frame before it resumes: {last_before[0] - paused:.2f} s into it" if last_before else "none")
+    check("dark through the pause", not lit_during, f"lit at {lit_during[:5]}")
+    check("the mid lamp lit again after the writer resumed", lit_after is not None,
+          f"{sum(row[0] >= resumed for row in rows)} frames after it resumed")
     check(f"lit again when the writer resumes ({(lit_after or 0) - resumed:.2f} s after)",
           lit_after is not None and lit_after - resumed <= 0.5)
     log = receiver.log()
-    check("the log says it went idle and played again", log.count(": playing") >= 2 and ": idle" in log, log[-800:])
+    check("the log says it played again", log.count(": playing") >= 2, log[-800:])
+    check("the log says it went idle", ": idle" in log, log[-800:])
 
 
 @pytest.mark.slow
@@ -185,9 +194,10 @@ def test_a_fast_source_for_a_minute_keeps_the_lamps_in_step(signals, spawn, chec
         check(f"about 0.1 % of the frames taken out ({taken - put} net of 2,700)", 1_900 <= taken - put <= 3_500)
         check("no underrun", underruns == 0)
     first, last = offsets[:10], offsets[-10:]
+    check(f"the lamps rose with at least 60 bursts ({len(offsets)})", len(offsets) >= 60, f"{offsets}")
     check(f"the lamps rise as long after each burst at the end as at the start (first ten {statistics.median(first) if first else None} ms, "
           f"last ten {statistics.median(last) if last else None} ms)",
-          len(offsets) >= 60 and abs(statistics.median(last) - statistics.median(first)) <= 10, f"{offsets}")
+          bool(offsets) and abs(statistics.median(last) - statistics.median(first)) <= 10, f"{offsets}")
     if offsets:
         figure(f"a 0.1 % fast pipe for a minute: lamps rise {statistics.median(first):.0f} ms after the first bursts "
                f"were written, {statistics.median(last):.0f} ms after the last; {figures[1] if figures else '?'} frames "
@@ -250,8 +260,8 @@ def test_an_airplay_client_lights_bass_mid_treble_in_order(airplay_host, signals
     receiver.stop()
     log = receiver.log()
     check_tones(check, frames(receiver), played, log)
-    check("the log says AirPlay played and went idle", "AirPlay: playing" in log and "AirPlay: idle" in log,
-          log[-800:])
+    check("the log says AirPlay played", "AirPlay: playing" in log, log[-800:])
+    check("the log says AirPlay went idle", "AirPlay: idle" in log, log[-800:])
 
 
 @pytest.mark.airplay
@@ -280,8 +290,8 @@ def test_airplay_lamps_rise_with_the_bursts_leaving_the_sink(airplay_host, pulse
     log = receiver.log()
     heard = reference_onsets(reference_audio, reference_reads)
     offsets = burst_offsets_ms(rises(receiver.out_path), heard, before=0.1, after=0.1)
-    check(f"the bursts were heard and the lamps rose ({len(heard)} heard, {len(offsets)} paired)",
-          len(heard) >= 15 and len(offsets) >= 15, log[-800:])
+    check(f"at least 15 bursts were heard ({len(heard)} heard)", len(heard) >= 15, log[-800:])
+    check(f"the lamps rose with at least 15 of them ({len(offsets)} paired)", len(offsets) >= 15, log[-800:])
     if offsets:
         ordered = sorted(offsets)
         p50 = statistics.median(ordered)
@@ -318,8 +328,8 @@ def test_the_page_names_the_own_sound_and_changes_it(page_host, browser, signals
     page.wait_for("(window.lightorgan.status || {}).sender && window.lightorgan.status.sender.kind === 'own sound'", 10)
     page.wait_for("window.lightorgan.status.fps > 0", 5)  # a second of frames: the rate shows
     sender_text = page.js("return document.querySelector('#sender-text').textContent")
-    check(f"the page names the pipe as the sender ({sender_text!r})",
-          f"pipe {fifo}" in sender_text and "own sound" in sender_text)
+    check(f"the page names the pipe as the sender ({sender_text!r})", f"pipe {fifo}" in sender_text)
+    check(f"the page calls the sender the own sound ({sender_text!r})", "own sound" in sender_text)
     page.js("document.querySelector('#sender-text').scrollIntoView({block: 'start'})")
     shown_sound = page.js("return document.querySelector('#st-sound').textContent")
     check(f"the status says what plays ({shown_sound!r})", shown_sound == f"pipe {fifo}: playing")
@@ -344,8 +354,10 @@ def test_what_cannot_be_the_receivers_own_sound_says_what_to_do(spawn, check, ne
     """A bad receiver.sound, a pipe that is a file, an absent ALSA device, AirPlay without shairport-sync
     and AirPlay's port taken: one line each, and the receiver runs on for its senders."""
     bad = spawn("bad", "receive", "--sound", "spotify", "--output", "stdout")
-    check("a bad receiver.sound is refused, naming the key, the value and what is allowed", bad.wait(10) != 0
-          and "receiver.sound" in bad.log() and "spotify" in bad.log() and "airplay" in bad.log(), bad.log()[-400:])
+    check("a bad receiver.sound is refused", bad.wait(10) != 0, bad.log()[-400:])
+    check("the refusal names the key", "receiver.sound" in bad.log(), bad.log()[-400:])
+    check("the refusal names the value", "spotify" in bad.log(), bad.log()[-400:])
+    check("the refusal names what is allowed", "airplay" in bad.log(), bad.log()[-400:])
     file = tmp_path / "not-a-fifo"
     file.write_text("x")
     runs = {
@@ -459,15 +471,15 @@ def test_on_trixie_shairport_sync_4_3_7_plays_and_lights_the_tones(trixie_speake
     check("a system bus for shairport-sync (its Avahi client)", wait_for(lambda: os.path.exists(socket_path), 10))
     receiver = _receiver_in_root(spawn, root, "--sound airplay --play file:'/tmp/played.raw',raw")
     speaking = wait_for(lambda: listening(5000) or not receiver.alive(), 60) and receiver.alive()
-    check("the receiver runs its shairport-sync 4.3.7 on port 5000", speaking and "shairport-sync 4.3.7" in receiver.log(),
-          receiver.log()[-600:])
+    check("the receiver runs its shairport-sync on port 5000", speaking, receiver.log()[-600:])
+    check("the receiver's shairport-sync is 4.3.7", "shairport-sync 4.3.7" in receiver.log(), receiver.log()[-600:])
     client = stream(spawn, "atvremote", signals["tones.wav"])
     check("the AirPlay client streamed the tones", client.wait(timeout=90) == 0, client.output()[-400:])
     wait_for(lambda: "AirPlay: idle" in receiver.log(), 20)
     receiver.stop()
     log = receiver.log()
-    check("the log says AirPlay played and went idle", "AirPlay: playing" in log and "AirPlay: idle" in log,
-          log[-800:])
+    check("the log says AirPlay played", "AirPlay: playing" in log, log[-800:])
+    check("the log says AirPlay went idle", "AirPlay: idle" in log, log[-800:])
     # Under qemu-user the Pi's binary keeps real time, with room for emulation.
     check_tones(check, frames(receiver), f"{root}/tmp/played.raw", log, tolerance=0.1)
 
@@ -501,11 +513,15 @@ def test_on_trixie_snapclient_0_31_joins_a_bookworm_server_and_lights_with_the_s
         median = statistics.median(offsets) if offsets else float("nan")
         figure(f"trixie's snapclient {versions['snapclient']}: the lamp against the stock client's sound, p50 "
                f"{median:+.1f} ms over {len(offsets)} of {len(heard)} bursts")
-        check(f"the lamp rose with {len(offsets)} of {len(heard)} bursts, p50 {median:+.1f} ms (≤ 50 ms: emulated)",
-              len(heard) >= 16 and len(offsets) >= len(heard) - 1 and abs(median) <= 50,
-              " ".join(f"{o:+.0f}" for o in offsets) + receiver.log()[-600:])
-        check("the log says it joined and played", "connected to the Snapcast server" in receiver.log()
-              and "Snapcast: playing" in receiver.log(), receiver.log()[-1200:])
+        check(f"the stock client heard at least 16 bursts ({len(heard)})", len(heard) >= 16,
+              " ".join(f"{at:.2f}" for at in heard))
+        check(f"the lamp rose with all the bursts heard but one at most ({len(offsets)} of {len(heard)})",
+              len(offsets) >= len(heard) - 1, " ".join(f"{o:+.0f}" for o in offsets) + receiver.log()[-600:])
+        check(f"the lamp rose with the bursts, p50 {median:+.1f} ms (≤ 50 ms: emulated)", abs(median) <= 50,
+              " ".join(f"{o:+.0f}" for o in offsets))
+        check("the log says it joined the Snapcast server", "connected to the Snapcast server" in receiver.log(),
+              receiver.log()[-1200:])
+        check("the log says it played", "Snapcast: playing" in receiver.log(), receiver.log()[-1200:])
     finally:
         spawn.stop_all()
         server.stop()

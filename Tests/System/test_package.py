@@ -47,8 +47,9 @@ def test_lintian_finds_no_error_and_no_warning(arch, request, check, figure):
     print(result.stdout)
     tags = [line for line in result.stdout.splitlines() if re.match(r"[EWINPX]: ", line)]
     bad = [line for line in tags if line[0] in "EW"]
-    check(f"{arch}: lintian -I {os.path.basename(deb)} gives no error and no warning",
-          result.returncode == 0 and not bad, "\n".join(bad[:20]) or (result.returncode and tail(result.stderr, 5)))
+    check(f"{arch}: lintian -I {os.path.basename(deb)} exits 0", result.returncode == 0,
+          f"exit {result.returncode}: {tail(result.stderr, 5)}")
+    check(f"{arch}: lintian -I {os.path.basename(deb)} gives no error and no warning", not bad, "\n".join(bad[:20]))
     figure(f"{arch}: lintian -I: {len(tags)} tags ({', '.join(sorted({line.split()[2] for line in tags})) or 'none'}) "
            f"in {time.monotonic() - started:.0f} s")
 
@@ -70,18 +71,22 @@ def test_both_packages_hold_a_manual_page_per_command_and_the_completions(pi_pac
     page = os.path.join(unpacked, "usr/share/man/man1/lightorgan.receive.1.gz")
     rendered = run(["man", "--warnings", "-E", "UTF-8", "-l", page], env={**os.environ, "MANWIDTH": "80"})
     print(rendered.stdout[:1200])
-    check("man -l renders lightorgan.receive.1.gz: its name, synopsis and --output option, no groff warning",
-          rendered.returncode == 0 and re.search(r"lightorgan.receive", rendered.stdout)
-          and "SYNOPSIS" in rendered.stdout and "--output" in rendered.stdout and not rendered.stderr.strip(),
-          tail(rendered.stderr or rendered.stdout, 5))
+    check("man -l renders lightorgan.receive.1.gz (exit 0)", rendered.returncode == 0,
+          f"exit {rendered.returncode}: {tail(rendered.stderr or rendered.stdout, 5)}")
+    check("…its name", re.search(r"lightorgan.receive", rendered.stdout), tail(rendered.stdout, 5))
+    check("…its synopsis", "SYNOPSIS" in rendered.stdout, tail(rendered.stdout, 5))
+    check("…its --output option", "--output" in rendered.stdout, tail(rendered.stdout, 5))
+    check("…no groff warning", not rendered.stderr.strip(), tail(rendered.stderr, 5))
     bash = os.path.join(unpacked, COMPLETIONS["bash"])
     loaded = run(["bash", "-c", f"source {bash} && complete -p lightorgan"])
-    check("bash loads the completion: `complete -p lightorgan` names its function",
-          loaded.returncode == 0 and re.match(r"complete .*-F \S+ lightorgan", loaded.stdout.strip()),
-          tail(loaded.stdout + loaded.stderr, 3))
+    check("bash loads the completion: `complete -p lightorgan` exits 0", loaded.returncode == 0,
+          f"exit {loaded.returncode}: {tail(loaded.stdout + loaded.stderr, 3)}")
+    check("`complete -p lightorgan` names its function",
+          re.match(r"complete .*-F \S+ lightorgan", loaded.stdout.strip()), tail(loaded.stdout + loaded.stderr, 3))
     for shell in ("zsh", "fish"):
         with open(os.path.join(unpacked, COMPLETIONS[shell])) as script:
             text = script.read()
-        check(f"the {shell} completion is the argument parser's for lightorgan",
-              "lightorgan" in text and ("#compdef lightorgan" in text if shell == "zsh" else "complete -c" in text))
+        check(f"the {shell} completion names lightorgan", "lightorgan" in text, text.partition("\n")[0])
+        check(f"the {shell} completion is the argument parser's",
+              "#compdef lightorgan" in text if shell == "zsh" else "complete -c" in text, text.partition("\n")[0])
 

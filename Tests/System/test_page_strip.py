@@ -26,17 +26,21 @@ def test_the_pixel_row_follows_the_frames(page_host, browser, frames, check):
     facts = page.js("return [window.lightorgan.status.receiver.strip, "
                     "[...document.querySelectorAll('#sender dd.strip-fact')].map((n) => n.textContent), "
                     "!document.querySelector('#pixels').hidden, document.querySelector('#pixels-caption').textContent]")
-    check("the status names the strip (virtual, 30 pixels, ws2812b, segments) and the page shows its facts and a "
-          "pixel row", facts[0] == {"device": "virtual", "pixels": PIXELS, "type": "ws2812b", "effect": "segments"}
-          and facts[1] == ["virtual (only on this page)", "30", "WS2812B", "Segments"] and facts[2]
-          and facts[3] == "· 30 pixels · Segments", f"status {facts[0]}, facts {facts[1]}, row shown {facts[2]}, "
+    check("the status names the strip (virtual, 30 pixels, ws2812b, segments)",
+          facts[0] == {"device": "virtual", "pixels": PIXELS, "type": "ws2812b", "effect": "segments"},
+          f"status {facts[0]}")
+    check("the page shows the strip's facts",
+          facts[1] == ["virtual (only on this page)", "30", "WS2812B", "Segments"], f"facts {facts[1]}")
+    check("the page shows a pixel row", facts[2], f"row shown {facts[2]}")
+    check("the pixel row's caption says 30 pixels, Segments", facts[3] == "· 30 pixels · Segments",
           f"caption {facts[3]!r}")
     view = page.js("const v = window.lightorgan.stripView; return [v.count, v.columns, v.rows, v.cssCell, "
                    "document.querySelector('#pixel-row').getBoundingClientRect().width, innerWidth]")
-    check("on a phone (390 CSS px) the 30 pixels are one row as wide as the page, each at least 9 CSS px wide",
-          view[:3] == [PIXELS, PIXELS, 1] and view[3] >= 9 and view[4] >= view[5] - 40,
-          f"{view[0]} pixels in {view[1]} columns, {view[2]} rows, {view[3]:.1f} CSS px each, row {view[4]:.0f} of "
-          f"{view[5]} px")
+    check("on a phone (390 CSS px) the 30 pixels are one row", view[:3] == [PIXELS, PIXELS, 1],
+          f"{view[0]} pixels in {view[1]} columns, {view[2]} rows")
+    check("…each at least 9 CSS px wide", view[3] >= 9, f"{view[3]:.1f} CSS px each")
+    check("…the row as wide as the page (within 40 px)", view[4] >= view[5] - 40,
+          f"row {view[4]:.0f} of {view[5]} px")
     sender = frames()
     seen = []
     for levels in [(255, 128, 64), (10, 200, 90), (64, 0, 255), (0, 0, 0), (128, 255, 1)]:
@@ -58,14 +62,21 @@ def test_the_pixel_row_follows_the_frames(page_host, browser, frames, check):
     paired = [(tuple(lamp[1:]), pixels) for lamp, (_, pixels) in zip(lamps, strip)]
     wrong = [(levels, pixels[:3], pixels[30:33], pixels[60:63]) for levels, pixels in paired
              if pixels != segments(levels)]
-    check("every binary message on /live is three levels and then 30 pixels, the segments of those levels",
-          len(lamps) == len(strip) and len(strip) >= 80 and not wrong,
-          f"{len(lamps)} messages, {len(strip)} with pixels; wrong {wrong[:3]}")
+    check("every binary message on /live is three levels and then 30 pixels",
+          len(lamps) == len(strip), f"{len(lamps)} messages, {len(strip)} with pixels")
+    check("at least 80 messages with pixels recorded", len(strip) >= 80, f"{len(strip)} with pixels")
+    check("each message's pixels are the segments of its levels", not wrong, f"wrong {wrong[:3]}")
     rows = page.js("return [...document.querySelectorAll('#strip-settings-list .setting')].map((r) => "
                    "[r.dataset.key, r.querySelector('.locked').textContent])")
-    check("the strip's settings show under 'LED strip', locked where an option sets them",
-          [key for key, _ in rows] == ["receiver.strip.effect", "receiver.strip.brightness", "receiver.strip.palette"]
-          and "--strip-effect" in rows[0][1] and "--strip-brightness" in rows[1][1] and not rows[2][1], f"rows {rows}")
+    check("the strip's settings show under 'LED strip' (effect, brightness, palette)",
+          [key for key, _ in rows] == ["receiver.strip.effect", "receiver.strip.brightness", "receiver.strip.palette"],
+          f"rows {rows}")
+    check("the effect is locked by --strip-effect", "--strip-effect" in dict(rows).get("receiver.strip.effect", ""),
+          f"rows {rows}")
+    check("the brightness is locked by --strip-brightness",
+          "--strip-brightness" in dict(rows).get("receiver.strip.brightness", ""), f"rows {rows}")
+    check("the palette is not locked (no option sets it)", not dict(rows).get("receiver.strip.palette", ""),
+          f"rows {rows}")
 
 
 def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, frames, check, tmp_path):
@@ -94,13 +105,16 @@ def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, fr
                     "r.querySelector('[aria-checked=\"true\"]').dataset.value, r.querySelector('.summary').textContent, "
                     "document.querySelector('#st-effect').textContent, r.querySelector('.source').textContent]")
     logged = "page: receiver.strip.effect = blend" in process.log()
-    check("the effect chosen on the page (Blend, one of five with a line each) applies: the status, the facts, "
-          "the pixels and the canvas change at once, the receiver logs it",
-          [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend"] and pixels == blend
-          and canvas_matches(read, blend) and words[:2] == ["Blend", "blend"] and "mixed" in words[2]
-          and words[3] == "Blend" and words[4] == "From set on this page" and logged,
-          f"choices {choices}; pixels 0, 15 {pixels[:3]}, {pixels[45:48]}; canvas {read and read[:2]}; row and facts "
-          f"{words}; logged {logged}")
+    check("the effect row offers five effects (scroll, energy, flash, segments, blend)",
+          [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend"], f"choices {choices}")
+    check("the effect chosen on the page (Blend) applies: the pixels change at once", pixels == blend,
+          f"pixels 0, 15 {pixels[:3]}, {pixels[45:48]}")
+    check("…the canvas shows them", canvas_matches(read, blend), f"canvas {read and read[:2]}")
+    check("…the row shows Blend, checked", words[:2] == ["Blend", "blend"], f"row {words[:2]}")
+    check("…its line says it is mixed", "mixed" in words[2], f"line {words[2]!r}")
+    check("…the facts say Blend", words[3] == "Blend", f"facts {words[3]!r}")
+    check("…the row says it is set on this page", words[4] == "From set on this page", f"source {words[4]!r}")
+    check("…the receiver logs it", logged, process.log()[-300:])
     slide(page, "receiver.strip.brightness", 50)
     page.wait_for("window.lightorgan.status.settings.some((r) => r.key === 'receiver.strip.brightness' && r.value === '50')", 10)
     half = [100, 50, 25] * PIXELS
@@ -110,8 +124,9 @@ def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, fr
     shown = page.js("return document.querySelector('[data-key=\"receiver.strip.brightness\"] .shown').textContent")
     sender.stop()
     check("the strip's brightness limit moved to 50 % on its slider halves the pixels (200, 100, 50 → 100, 50, 25) "
-          "on the page and its canvas", pixels == half and canvas_matches(read, half) and shown == "50 %",
-          f"pixel 0 {pixels[:3]}, canvas {read and read[0]}, shown {shown!r}")
+          "on the page", pixels == half, f"pixel 0 {pixels[:3]}")
+    check("…and its canvas", canvas_matches(read, half), f"canvas {read and read[0]}")
+    check("…the slider shows 50 %", shown == "50 %", f"shown {shown!r}")
 
 
 def test_the_page_without_a_strip_shows_nothing_of_one(page_host, browser, frames, check):
@@ -131,9 +146,14 @@ def test_the_page_without_a_strip_shows_nothing_of_one(page_host, browser, frame
             .filter((k) => document.querySelector(`[data-key="${k}"]`)),
           messages: window.__recorded.strip.length, lengths: window.__recorded.lamps.length,
           note: document.querySelector('[data-key="receiver.mode"] .gpio-note').textContent}""")
-    check("without a strip the page shows nothing of one: no pixel row, facts, settings or check; its messages are "
-          "three levels", seen["strip"] is None and not any(seen[k] for k in ("pixels", "mini", "facts", "settings", "check"))
-          and not seen["rows"] and seen["messages"] == 0 and seen["lengths"] > 0 and "strip" not in seen["note"], f"{seen}")
+    check("without a strip the status names none", seen["strip"] is None, f"strip {seen['strip']}")
+    check("the page shows nothing of one: no pixel row, facts, settings or check",
+          not any(seen[k] for k in ("pixels", "mini", "facts", "settings", "check")),
+          f"shown {[k for k in ('pixels', 'mini', 'facts', 'settings', 'check') if seen[k]]}")
+    check("no strip setting shows", not seen["rows"], f"rows {seen['rows']}")
+    check("no message carries pixels", seen["messages"] == 0, f"{seen['messages']} with pixels")
+    check("the page gets lamp messages (three levels each)", seen["lengths"] > 0, f"{seen['lengths']} messages")
+    check("the mode's GPIO note says nothing of a strip", "strip" not in seen["note"], f"note {seen['note']!r}")
 
 
 def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp_path):
@@ -176,10 +196,13 @@ def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp
     sizes.append(page.screenshot(str(tmp_path / "strip-check.png")))
     page.close()
     process.stop()
-    check("phone screenshots of the strip under the lamps, its settings and its check (the compact bar's pixel row "
-          "on screen while the check's button is)", all(size == (1170, 2532) for size in sizes) and docs == (520, 889)
-          and bar[0] >= 100 and bar[1] >= 10 and bar[2] >= 0,
-          f"screenshots {sizes[-3:]} and {docs}, compact row {bar}, {lit} pixels lit")
+    check("phone screenshots of the strip under the lamps, its settings and its check (1170 × 2532)",
+          all(size == (1170, 2532) for size in sizes), f"screenshots {sizes[-3:]}, {lit} pixels lit")
+    check("ThePage.md's picture is 520 × 889", docs == (520, 889), f"{docs}")
+    check("the compact bar's pixel row on screen while the check's button is: at least 100 px wide", bar[0] >= 100,
+          f"compact row {bar}")
+    check("…at least 10 px high", bar[1] >= 10, f"compact row {bar}")
+    check("…not above the top of the screen", bar[2] >= 0, f"compact row {bar}")
     process, key = page_host.receiver("long", "--strip-device", "virtual", "--strip-pixels", "300",
                                       "--strip-effect", "energy")
     page = browser("long")
@@ -192,6 +215,7 @@ def test_a_phone_shows_the_strip_readably(page_host, browser, frames, check, tmp
     view = page.js("const v = window.lightorgan.stripView; return [v.count, v.columns, v.rows, v.cssCell, "
                    "document.querySelector('#pixels-note').textContent]")
     page.screenshot(str(tmp_path / "strip-300.png"))
-    check("a 300-pixel strip: the page gets 150 pixels and shows them on two rows, each pixel at least 4 CSS px "
-          "wide, and says so", view[:3] == [150, 75, 2] and view[3] >= 4
-          and view[4] == "300 pixels shown as 150, each the average of about 2.", f"{view}")
+    check("a 300-pixel strip: the page gets 150 pixels and shows them on two rows", view[:3] == [150, 75, 2],
+          f"{view[:3]}")
+    check("…each pixel at least 4 CSS px wide", view[3] >= 4, f"{view[3]}")
+    check("…and says so", view[4] == "300 pixels shown as 150, each the average of about 2.", f"{view[4]!r}")

@@ -46,29 +46,45 @@ def test_the_strip_check_shows_in_the_pixel_row(page_host, browser, check):
     dark_at = next((at for at, step in shown if step == "dark" and last_runner and at > last_runner), None)
     ends_for = (first_runner - ends_at) / 1000 if ends_at and first_runner else None
     run_for = (last_runner - first_runner) / 1000 if first_runner and last_runner else None
-    ok = (not unknown and steps[:2] == ["dark", "ends"] and runners == sorted(runners) and len(set(runners)) >= 27
-          and runners[:1] == [0] and runners[-1:] == [PIXELS - 1] and steps[-1] == "dark"
-          and ends_for and 1.7 <= ends_for <= 2.4 and run_for and 2.5 <= run_for <= 3.4)
-    check("the strip check in the pixel row (the canvas, every 20 ms): first red and last blue for 2 s, then one "
-          "green pixel runs from the first to the last in 3 s, then dark; nothing else drawn", ok,
-          f"steps {[s if not isinstance(s, tuple) else s[1] for s in steps][:8]}…{steps[-3:]}, {len(set(runners))} "
-          f"runner positions seen, ends {ends_for} s, run {run_for} s, {len(unknown)} samples of anything else")
+    row = "the strip check in the pixel row (the canvas, every 20 ms)"
+    check(f"{row}: nothing else drawn", not unknown, f"{len(unknown)} samples of anything else")
+    check(f"{row}: dark, then first red and last blue (the ends)", steps[:2] == ["dark", "ends"],
+          f"steps {[s if not isinstance(s, tuple) else s[1] for s in steps][:8]}…")
+    check(f"{row}: then one green pixel that only runs forward", runners == sorted(runners), f"runners {runners}")
+    check(f"{row}: the green pixel seen at 27 or more of the 30 positions", len(set(runners)) >= 27,
+          f"{len(set(runners))} runner positions seen")
+    check(f"{row}: the green pixel starts at the first pixel", runners[:1] == [0], f"runners {runners[:3]}…")
+    check(f"{row}: the green pixel ends at the last pixel", runners[-1:] == [PIXELS - 1], f"runners …{runners[-3:]}")
+    check(f"{row}: then dark", steps[-1:] == ["dark"], f"steps …{steps[-3:]}")
+    check(f"{row}: the ends and a runner seen (the ends' time measured)", ends_for is not None,
+          f"ends at {ends_at}, the first runner at {first_runner}")
+    check(f"{row}: the ends for 2 s (1.7…2.4 s)", ends_for is not None and 1.7 <= ends_for <= 2.4,
+          f"ends {ends_for} s")
+    check(f"{row}: a runner seen (the run's time measured)", run_for is not None,
+          f"the first runner at {first_runner}, the last at {last_runner}")
+    check(f"{row}: the run takes 3 s (2.5…3.4 s)", run_for is not None and 2.5 <= run_for <= 3.4,
+          f"run {run_for} s")
     messages = sequence([(at, check_step(classify([on_canvas(p[i:i + 3]) for i in range(0, len(p), 3)])))
                          for at, p in strip if at >= clicked])
     message_runners = [step[1] for _, step in messages if isinstance(step, tuple)]
-    check("and in the binary messages: ends, every one of the 30 runner positions in order, dark",
-          [step for _, step in messages][:1] in (["ends"], ["dark"]) and message_runners == list(range(PIXELS))
-          and messages[-1][1] == "dark", f"{[s for _, s in messages][:4]}…, runners {message_runners}")
+    check("and in the binary messages: first ends (or dark before them)",
+          [step for _, step in messages][:1] in (["ends"], ["dark"]), f"{[s for _, s in messages][:4]}…")
+    check("…every one of the 30 runner positions in order", message_runners == list(range(PIXELS)),
+          f"runners {message_runners}")
+    check("…then dark", [step for _, step in messages][-1:] == ["dark"], f"…{[s for _, s in messages][-3:]}")
     during = [s for s in samples if ends_at and ends_at + 300 <= s[0] <= (last_runner or 0)]
     after = [s for s in samples if dark_at and s[0] >= dark_at + 1200]
     dark_lamps = all(not any(levels[1:]) for levels in lamps if levels[0] >= clicked)
-    check("checkingStrip is true while the check runs (the button pressed, the page says so) and false after it; "
-          "the lamps stay dark", during and all(s[2] is True and s[4] == "true" and s[5].startswith("Checking the strip")
-                                                for s in during)
-          and after and all(s[2] is False and s[4] == "false" for s in after) and dark_lamps,
-          f"{len(during)} samples during ({sum(1 for s in during if s[2] is True)} checking), {len(after)} after "
-          f"({sum(1 for s in after if s[2] is False)} not checking); lamps dark {dark_lamps}; said "
+    check("the page was sampled while the check runs", during, f"{len(during)} samples during")
+    check("checkingStrip is true while the check runs (the button pressed, the page says so)",
+          all(s[2] is True and s[4] == "true" and s[5].startswith("Checking the strip") for s in during),
+          f"{sum(1 for s in during if s[2] is True)} of {len(during)} checking; said "
           f"{during[0][5] if during else None!r}")
+    check("the page was sampled after the check", after, f"{len(after)} samples after")
+    check("checkingStrip is false after it", all(s[2] is False and s[4] == "false" for s in after),
+          f"{sum(1 for s in after if s[2] is False)} of {len(after)} not checking")
+    check("the lamps stay dark", dark_lamps,
+          f"first lit {next((levels for levels in lamps if levels[0] >= clicked and any(levels[1:])), None)}")
     # Stop ends it at once.
     tap(page, "#check-strip")
     page.wait_for("window.lightorgan.status.checkingStrip === true", 5)
@@ -77,4 +93,5 @@ def test_the_strip_check_shows_in_the_pixel_row(page_host, browser, check):
     page.wait_for("window.lightorgan.status.checkingStrip === false", 5)
     wait_for(lambda: classify(page.js(READ_CANVAS)) == "." * PIXELS, 0.3)  # the next animation frames draw it
     stopped = classify(page.js(READ_CANVAS))
-    check("Stop ends the strip's check: dark, checkingStrip false", stopped == "." * PIXELS, stopped)
+    check("Stop ends the strip's check at once: checkingStrip false (waited for above), the strip drawn dark",
+          stopped == "." * PIXELS, stopped)

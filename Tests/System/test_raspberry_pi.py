@@ -56,9 +56,10 @@ def test_installed_receiver_shows_the_installed_senders_frames(installed_root, c
     suite = installed_root.suite
     match = installed_root.said(r"receiver status 0 frames ([0-9]+) raw frame ([0-9]+)")
     count, raw = (int(match[1]), int(match[2])) if match else (0, 0)
-    check(f"{suite}: the installed receiver shows frames from the installed sender ({count}) and a raw 3-byte "
-          "frame, and ends on SIGTERM", count >= 50 and raw >= 1,
-          "" if match else next((line for line in installed_root.lines if line.startswith("receiver")), "no end"))
+    check(f"{suite}: the installed receiver ends on SIGTERM", match is not None,
+          match[0] if match else next((line for line in installed_root.lines if line.startswith("receiver")), "no end"))
+    check(f"{suite}: the installed receiver shows frames from the installed sender ({count})", count >= 50)
+    check(f"{suite}: the installed receiver shows a raw 3-byte frame ({raw})", raw >= 1)
 
 
 # -- the emulated Raspberry Pi 3 and 4 -----------------------------------------------------------
@@ -77,9 +78,11 @@ def test_debian_kernel_boots_on_the_emulated_raspberry_pi(raspberry_pi, check, f
     check(f"Debian's arm64 kernel boots on the emulated {model.name}",
           pi.said(rf"kernel {re.escape(pi.kernel)} on {model.name}"), "" if pi.lines else pi.console[-1500:])
     pins = pi.said(r"pins report (\S*): (.*)")
+    check("the driver's pin report in debugfs was read", pins is not None, pins[0] if pins else "no pins report line")
+    check(f"the pin report is the driver's (…-{model.label}/pins)",
+          pins is not None and pins[1].endswith(f"-{model.label}/pins"), pins[0] if pins else "no pins report line")
     check(f"the driver's pin report in debugfs (…-{model.label}/pins) has BCM 5",
-          pins and pins[1].endswith(f"-{model.label}/pins") and pins[2].startswith("pin 5 (gpio5)"),
-          pins[0] if pins else "no pins report line")
+          pins is not None and pins[2].startswith("pin 5 (gpio5)"), pins[0] if pins else "no pins report line")
     chip = pi.chip
     check(f"the Pi's GPIO controller is there: {chip or 'no chip'} [{model.label}], {model.lines} lines (a wrong "
           "chip's error lists it)", chip, (pi.said(r"chips (.*)") or ["", "no chips line"])[1])
@@ -139,7 +142,10 @@ def test_packaged_receiver_plays_the_demo_and_serves_its_page_on_the_pi(raspberr
                "{:.1f} % of a core (TCG), resident {:.1f} MiB, private {:.1f} MiB (dirty {:.1f})".format(*with_page))
     # Goals with room for emulation (TCG's CPU is far slower than a Cortex-A53's, and the host is shared): measured
     # 33 % and 3.2 MiB private dirty on the Pi 3; Foundation's ICU data or a leak would show as several times that.
-    check("the receiver's cost was measured, alone and with a page", alone is not None and with_page is not None)
+    check("the receiver's cost was measured alone", alone is not None,
+          (pi.said(r"receiver cpu ticks .*") or ["no cost line"])[0])
+    check("the receiver's cost was measured with a page", with_page is not None,
+          (pi.said(r"receiver with a page cpu ticks .*") or ["no cost line"])[0])
     for label, cost in (("alone", alone), ("with a page", with_page)):
         if cost:
             check(f"{label}: at most {PI_CPU_GOAL} % of an emulated core (measured {cost[0]:.1f} %)",
@@ -153,11 +159,16 @@ def test_packaged_receiver_plays_the_demo_and_serves_its_page_on_the_pi(raspberr
         figure(f"the page's link in the {pi.model.short}'s log: {page[1]}")
     check("the page's WebSocket on the Pi (openssl s_client): upgraded, lamp and status messages arrive",
           pi.said(r"page socket HTTP/1.1 101 .* lamp messages [1-9][0-9]* status messages [1-9]"))
+    check("the lines were sampled while the demo from the packaged sender plays",
+          pi.said(r"lines while the demo plays, samples of 40 on [0-9]+ [0-9]+ [0-9]+"),
+          (pi.said(r"lines while the demo plays.*") or ["no line"])[0])
     check("the demo from the packaged sender lights the lamps",
-          pi.said(r"lines while the demo plays, samples of 40 on [0-9]+ [0-9]+ [0-9]+")
-          and not pi.said(r"lines while the demo plays, samples of 40 on 0 0 0"))
-    check("lines off after SIGTERM, and the receiver ends",
-          pi.said(r"lines after SIGTERM 0 0 0") and pi.said(r"receiver ended after SIGTERM"))
+          not pi.said(r"lines while the demo plays, samples of 40 on 0 0 0"),
+          (pi.said(r"lines while the demo plays.*") or ["no line"])[0])
+    check("lines off after SIGTERM", pi.said(r"lines after SIGTERM 0 0 0"),
+          (pi.said(r"lines after SIGTERM.*") or ["no line"])[0])
+    check("the receiver ends after SIGTERM", pi.said(r"receiver ended after SIGTERM"),
+          (pi.said(r"receiver (ended|still).*") or ["no line"])[0])
 
 
 def test_test_leds_lights_each_line_in_turn(raspberry_pi, check):

@@ -40,14 +40,17 @@ def test_release_makes_a_signed_repository_of_both_architectures(repositories, p
     figure(f"the repository N: {sum(sizes.values()) / 2**20:.1f} MiB, of it the packages (pool/) {pool / 2**20:.1f} MiB")
     keyring = path("N", "lightorgan-archive-keyring.gpg")
     said = made["N"][0].stderr
-    check("scripts/release signs with the key given as LIGHTORGAN_SIGNING_KEY and says so",
-          "signing with the key from LIGHTORGAN_SIGNING_KEY" in said and "THROWAWAY" not in said, tail(said, 4))
+    check("scripts/release says it signs with the key given as LIGHTORGAN_SIGNING_KEY",
+          "signing with the key from LIGHTORGAN_SIGNING_KEY" in said, tail(said, 4))
+    check("…and says nothing of a throwaway key", "THROWAWAY" not in said, tail(said, 4))
     check("lightorgan-archive-keyring.gpg holds the signing key (and only it)",
           fingerprints(keyring) == [repositories.fingerprint], f"{fingerprints(keyring)}")
     armored = read_in_root(path("N"), "lightorgan-archive-keyring.asc", "r") or ""
-    check("lightorgan-archive-keyring.asc is the same key, armored",
-          armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----")
-          and fingerprints(path("N", "lightorgan-archive-keyring.asc")) == [repositories.fingerprint])
+    check("lightorgan-archive-keyring.asc is armored", armored.startswith("-----BEGIN PGP PUBLIC KEY BLOCK-----"),
+          armored[:60])
+    check("lightorgan-archive-keyring.asc is the same key",
+          fingerprints(path("N", "lightorgan-archive-keyring.asc")) == [repositories.fingerprint],
+          f"{fingerprints(path('N', 'lightorgan-archive-keyring.asc'))}")
     inrelease = gpgv(keyring, path("N", "dists/stable/InRelease"))
     check("InRelease verifies with the exported keyring (gpgv)", inrelease.returncode == 0, tail(inrelease.stderr, 3))
     detached = gpgv(keyring, path("N", "dists/stable/Release.gpg"), path("N", "dists/stable/Release"))
@@ -55,24 +58,33 @@ def test_release_makes_a_signed_repository_of_both_architectures(repositories, p
           tail(detached.stderr, 3))
     release = read_in_root(path("N"), "dists/stable/Release", "r") or ""
     fields = dict(re.findall(r"(?m)^(Suite|Codename|Architectures|Components): (.*)$", release))
-    check("Release: suite stable, component main, architectures arm64 and amd64",
-          fields.get("Suite") == "stable" and fields.get("Components") == "main"
-          and set(fields.get("Architectures", "").split()) == {"arm64", "amd64"}, f"{fields}")
+    check("Release: suite stable", fields.get("Suite") == "stable", f"{fields}")
+    check("Release: component main", fields.get("Components") == "main", f"{fields}")
+    check("Release: architectures arm64 and amd64", set(fields.get("Architectures", "").split()) == {"arm64", "amd64"},
+          f"{fields}")
     for arch, deb in (("arm64", pi_package), ("amd64", amd64_package)):
         packages = read_in_root(path("N"), f"dists/stable/main/binary-{arch}/Packages", "r") or ""
         entry = re.search(r"(?ms)^Package: lightorgan\n(.*?)(?:\n\n|\Z)", packages)
-        ok = entry and f"\nVersion: {version}\n" in f"\n{entry[1]}\n" and f"\nArchitecture: {arch}\n" in f"\n{entry[1]}\n"
+        check(f"binary-{arch}/Packages lists lightorgan", entry is not None, packages[:300])
+        listed = entry[1] if entry else ""
+        check(f"binary-{arch}/Packages: lightorgan {version}", f"\nVersion: {version}\n" in f"\n{listed}\n",
+              listed[:300])
+        check(f"binary-{arch}/Packages: lightorgan for {arch}", f"\nArchitecture: {arch}\n" in f"\n{listed}\n",
+              listed[:300])
         filename = re.search(r"(?m)^Filename: (.*)$", entry[1]) if entry else None
-        ok = ok and filename and os.path.getsize(path("N", filename[1])) == os.path.getsize(deb)
-        check(f"binary-{arch}/Packages lists lightorgan {version} for {arch}, its .deb in the pool", ok,
-              "" if ok else packages[:300])
+        check(f"binary-{arch}/Packages: lightorgan's Filename:", filename is not None, listed[:300])
+        pooled = os.path.getsize(path("N", filename[1])) if filename else None
+        check(f"binary-{arch}/Packages: lightorgan's .deb in the pool is the one built (the same size)",
+              pooled == os.path.getsize(deb),
+              f"{filename[1] if filename else None}: {pooled} bytes, built {os.path.getsize(deb)}")
     script = read_in_root(path("N"), "install.sh", "r") or ""
-    check(f"install.sh names the repository's address ({URL})",
-          f"repo=${{LIGHTORGAN_REPO:-{URL}}}" in script and "@REPO_URL@" not in script)
+    check(f"install.sh names the repository's address ({URL})", f"repo=${{LIGHTORGAN_REPO:-{URL}}}" in script)
+    check("install.sh has no @REPO_URL@ left", "@REPO_URL@" not in script)
     page = read_in_root(path("N"), "index.html", "r") or ""
-    check("index.html shows the one-liner with the address, and the version",
-          f"curl -fsSL {URL}/install.sh | sudo sh" in page and release_version() in page
-          and "@REPO_URL@" not in page and "@VERSION@" not in page)
+    check("index.html shows the one-liner with the address", f"curl -fsSL {URL}/install.sh | sudo sh" in page)
+    check("index.html shows the version", release_version() in page, release_version())
+    check("index.html has no @REPO_URL@ left", "@REPO_URL@" not in page)
+    check("index.html has no @VERSION@ left", "@VERSION@" not in page)
     upgraded = gpgv(keyring, path("N+1", "dists/stable/InRelease"))
     check("the next release's repository (N+1) is signed with the same key", upgraded.returncode == 0,
           tail(upgraded.stderr, 3))
@@ -82,9 +94,10 @@ def test_release_makes_a_signed_repository_of_both_architectures(repositories, p
           all(result.returncode == 0 for result in order))
     other_said = made["other-key"][0].stderr
     other_keys = fingerprints(path("other-key", "lightorgan-archive-keyring.gpg"))
-    check("without LIGHTORGAN_SIGNING_KEY, scripts/release signs with a throwaway key and says so",
-          "THROWAWAY key" in other_said and len(other_keys) == 1 and other_keys != [repositories.fingerprint],
-          tail(other_said, 4))
+    check("without LIGHTORGAN_SIGNING_KEY, scripts/release says it signs with a throwaway key",
+          "THROWAWAY key" in other_said, tail(other_said, 4))
+    check("…its keyring holds one key", len(other_keys) == 1, f"{other_keys}")
+    check("…not the project's", other_keys != [repositories.fingerprint], f"{other_keys}")
     foreign = gpgv(keyring, path("other-key", "dists/stable/InRelease"))
     check("the throwaway key's InRelease does not verify with the project's keyring", foreign.returncode != 0)
 
@@ -107,8 +120,9 @@ def test_workflows_pass_actionlint(check):
                        for name in os.listdir(os.path.join(REPOSITORY, ".github/workflows"))
                        if name.endswith((".yml", ".yaml")))
     result = run([actionlint, "-no-color", *workflows], cwd=REPOSITORY, env=env)
-    check(f"actionlint finds nothing in {', '.join(workflows)}", result.returncode == 0 and workflows,
+    check(f"actionlint finds nothing in {', '.join(workflows)}", result.returncode == 0,
           tail(result.stdout + result.stderr, 20))
+    check("there are workflows to check (.github/workflows/*.yml)", workflows, f"{workflows}")
 
 
 SHELL_SCRIPTS = ["scripts/packaging/install.sh", "scripts/packaging/deb/postinst", "scripts/packaging/deb/prerm",

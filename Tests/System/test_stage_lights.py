@@ -31,10 +31,16 @@ def counters(recorder, universe, since=0.0):
     return [r.counter for r in recorder.records(universe) if r.counter and r.time >= since]
 
 
-def in_order_and_complete(arrived, process, seconds):
-    """Whether the frames arrived in order, none twice, about all the sender made in `seconds`."""
-    return len(arrived) >= 80 * seconds and arrived == sorted(arrived) and len(set(arrived)) == len(arrived) \
-        and set(arrived) <= set(made(process))
+def delivery_facts(arrived, process, seconds):
+    """The facts of "the frames arrived in order, none twice, about all the sender made in `seconds`", each
+    (name, holds, detail)."""
+    sent = set(made(process))
+    return [(f"at least {80 * seconds:g} frames", len(arrived) >= 80 * seconds,
+             f"{len(arrived)} frames; {process.log()[-300:]}"),
+            ("in order", arrived == sorted(arrived),
+             next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), "")),
+            ("none twice", len(set(arrived)) == len(arrived), f"{len(arrived) - len(set(arrived))} repeated"),
+            ("each a frame the sender made", set(arrived) <= sent, f"not made: {sorted(set(arrived) - sent)[:10]}")]
 
 
 # -- stops ------------------------------------------------------------------------------------------
@@ -65,8 +71,10 @@ def test_a_stop_darkens_every_target_within_100_ms_while_a_name_hangs(olad, spaw
                            wrapper=hanging_dns)
     lit = wait_for(lambda: len(counters(recorder, olad.ola_universe("sacn", 1))) > 50, 5)
     log = process.log()
-    check("the fixture is lit while the name still hangs (not resolved, no answer yet)",
-          lit and "sending to stage-left.lan" not in log and "cannot resolve stage-left.lan" not in log,
+    check("the fixture is lit while the name still hangs", lit, log[-300:])
+    check("…the name is not resolved yet (no \"sending to stage-left.lan\")",
+          "sending to stage-left.lan" not in log, log[-300:])
+    check("…and no answer yet (no \"cannot resolve stage-left.lan\")", "cannot resolve stage-left.lan" not in log,
           log[-300:])
     terminations = olad.log().count("sent a termination for universe 1")
     stopped_at = time.monotonic()
@@ -77,13 +85,15 @@ def test_a_stop_darkens_every_target_within_100_ms_while_a_name_hangs(olad, spaw
     records = recorder.records(olad.ola_universe("sacn", 1))
     last = records[-1] if records else None
     dark_after = (last.time - stopped_at) * 1000 if last else float("inf")
-    check("dark within 100 ms of the stop (the last frame olad shows is all off)",
-          last is not None and tuple(last.values[:3]) == (0, 0, 0) and dark_after < 100,
-          f"dark {dark_after:.0f} ms after {signal.Signals(stop_signal).name}" if last else "no records")
+    check("olad shows frames", last is not None, "no records")
+    check("the last frame olad shows is all off", last is not None and tuple(last.values[:3]) == (0, 0, 0),
+          f"{tuple(last.values[:3])}" if last else "no records")
+    check("dark within 100 ms of the stop (that last frame comes that soon)", dark_after < 100,
+          f"last frame {dark_after:.0f} ms after {signal.Signals(stop_signal).name}")
     check("…and the stream terminated (olad lets go of the source at once)", terminated, olad.log()[-300:])
-    check("the sender exits within 0.5 s, status 0",
-          exited and exit_after < 0.5 and process.process.returncode == 0,
-          f"{1000 * exit_after:.0f} ms, exit {process.process.returncode}")
+    check("the sender exits", exited, f"{1000 * exit_after:.0f} ms")
+    check("…within 0.5 s", exit_after < 0.5, f"{1000 * exit_after:.0f} ms")
+    check("…with status 0", process.process.returncode == 0, f"exit {process.process.returncode}")
 
 
 # -- the link -------------------------------------------------------------------------------------
@@ -109,8 +119,10 @@ def test_interface_picks_the_link_for_multicast_and_broadcast(olad, wrong_link, 
     stray = send_counter(spawn, "default-route", "sacn://multicast?rate=100&gamma=1")
     time.sleep(2)  # 2 s in which olad must get nothing
     stray.stop()
-    check("without interface=: multicast follows the default route, and olad gets 0 frames",
-          counters(recorder, sacn) == [] and "by the default route's link" in stray.log(), stray.log()[-300:])
+    check("without interface=: olad gets 0 frames", counters(recorder, sacn) == [],
+          f"{len(counters(recorder, sacn))} frames")
+    check("without interface=: the log says multicast follows the default route",
+          "by the default route's link" in stray.log(), stray.log()[-300:])
     for label, hosts, env, universe in [
         ("sACN multicast ?interface=olaveth0", "sacn://multicast?rate=100&gamma=1&interface=olaveth0", None, sacn),
         ("sACN multicast with lighting.interface", "sacn://multicast?rate=100&gamma=1",
@@ -124,8 +136,8 @@ def test_interface_picks_the_link_for_multicast_and_broadcast(olad, wrong_link, 
         process.stop()
         wait_for(lambda: recorder.dark(universe), 0.2)  # the stop's dark frame, after every other
         arrived = counters(recorder, universe, since)
-        check(f"{label}: every frame reaches olad on the right link, in order", in_order_and_complete(arrived, process, 3),
-              f"{len(arrived)} frames; {process.log()[-300:]}")
+        for fact, holds, detail in delivery_facts(arrived, process, 3):
+            check(f"{label}: every frame reaches olad on the right link: {fact}", holds, detail)
         log = process.log()
         named = "239.255.0.1:5568 (the group of universe 1) on olaveth0" in log if "sacn" in hosts \
             else "10.77.0.255:6454 (broadcast) on olaveth0" in log
@@ -133,9 +145,10 @@ def test_interface_picks_the_link_for_multicast_and_broadcast(olad, wrong_link, 
               next((line for line in log.splitlines() if "sending to" in line), log[-200:]))
     missing = send_counter(spawn, "no-such-link", "sacn://multicast?interface=eth9&gamma=1")
     said = wait_for(lambda: "no network interface eth9" in missing.log(), 3)
-    check("an interface this machine lacks: one warning naming it and the ones it has, retried",
-          said and olad.test_veth in missing.log() and missing.alive() and "retrying every second" in missing.log(),
-          missing.log()[-300:])
+    check("an interface this machine lacks: a warning naming it", said, missing.log()[-300:])
+    check("…naming the ones it has", olad.test_veth in missing.log(), missing.log()[-300:])
+    check("…the sender keeps running", missing.alive(), missing.log()[-300:])
+    check("…and retries every second", "retrying every second" in missing.log(), missing.log()[-300:])
 
 
 # -- protocols ------------------------------------------------------------------------------------
@@ -149,9 +162,11 @@ def test_ddp_rgbw_is_typed_rgbw(netns, spawn, check):
         process.stop()
     four = [decode_ddp(data) for _, data, _ in rgbw.packets]
     three = [decode_ddp(data) for _, data, _ in rgb.packets]
-    check("rgbw: data type 0x1B, 4 bytes a frame", four and all(p["data_type"] == 0x1b and p["length"] == 4 for p in four),
+    check("rgbw: packets arrived", four, f"{len(four)} packets")
+    check("rgbw: data type 0x1B, 4 bytes a frame", all(p["data_type"] == 0x1b and p["length"] == 4 for p in four),
           f"{[(hex(p['data_type']), p['length']) for p in four[:3]]}")
-    check("rgb: data type 0x0B, 3 bytes", three and all(p["data_type"] == 0x0b and p["length"] == 3 for p in three),
+    check("rgb: packets arrived", three, f"{len(three)} packets")
+    check("rgb: data type 0x0B, 3 bytes", all(p["data_type"] == 0x0b and p["length"] == 3 for p in three),
           f"{[(hex(p['data_type']), p['length']) for p in three[:3]]}")
 
 
@@ -176,11 +191,14 @@ def test_unchanged_data_goes_three_times_then_a_keep_alive_within_every_second(n
     gaps = [b[0] - a[0] for a, b in zip(held, held[1:])]
     first_slow = next((i for i, gap in enumerate(gaps) if gap > 0.3), len(gaps))
     terminated = [p for _, p in packets[lit + 1:] if p["terminated"]]
-    check("after the last change the same dark data goes out at least three times before the source slows down",
-          len(held) >= 3 and first_slow >= 2 and all(not any(p["channels"][:3]) for _, p in held),
-          f"{len(held)} packets held, gaps {[round(g, 3) for g in gaps[:6]]}")
+    check("after the last change at least three packets hold the data", len(held) >= 3, f"{len(held)} packets held")
+    check("the first three go out before the source slows down (no gap over 0.3 s among them)", first_slow >= 2,
+          f"gaps {[round(g, 3) for g in gaps[:6]]}")
+    check("the data they hold is dark", all(not any(p["channels"][:3]) for _, p in held),
+          f"{next((p['channels'][:3] for _, p in held if any(p['channels'][:3])), None)}")
+    check("at least four keep-alive gaps measured", len(gaps) >= 4, f"{len(gaps)} gaps")
     check("then a keep-alive within every second (at most 0.9 s apart) until it lets go",
-          len(gaps) >= 4 and max(gaps) <= 0.9, f"longest gap {max(gaps, default=0):.3f} s of {len(gaps)}")
+          max(gaps, default=0) <= 0.9, f"longest gap {max(gaps, default=0):.3f} s of {len(gaps)}")
     check("…and it lets go with three stream-terminated packets", len(terminated) == 3, f"{len(terminated)}")
 
 
@@ -206,9 +224,12 @@ def test_sync_universe_sends_a_synchronization_packet_after_each_frame(netns, sp
             frames.append((tuple(current), packet["sequence"]))
             current = []
     sequences = [sequence for _, sequence in frames]
-    check("every frame: universes 1 and 2, then a synchronization packet for universe 7",
-          len(frames) >= 25 and not problems and all(universes == (1, 2) for universes, _ in frames),
-          f"{len(frames)} frames; {problems[:3]} {frames[:2]}")
+    check("at least 25 frames (each ended by a synchronization packet)", len(frames) >= 25, f"{len(frames)} frames")
+    check("every packet E1.31, the data saying sync 7, the synchronization for universe 7", not problems,
+          f"{problems[:3]}")
+    check("every frame: universes 1 and 2, then the synchronization packet",
+          all(universes == (1, 2) for universes, _ in frames),
+          f"{next((frame for frame in frames if frame[0] != (1, 2)), None)}")
     check("the synchronization packets count their own sequence",
           all((b - a) % 256 == 1 for a, b in zip(sequences, sequences[1:])), f"{sequences[:8]}")
 
@@ -230,8 +251,10 @@ def test_artpoll_finds_olad_and_artnet_auto_drives_it(olad, spawn, lightorgan, c
     process.stop()
     arrived = counters(recorder, olad.ola_universe("artnet", 1), since)
     check("artnet://auto: the sender finds the node and says so", found, process.log()[-300:])
-    check("…and sends it every frame, unicast", in_order_and_complete(arrived, process, 2.5) and
-          "sending to 10.77.0.2:6454" in process.log(), f"{len(arrived)} frames; {process.log()[-300:]}")
+    for fact, holds, detail in delivery_facts(arrived, process, 2.5):
+        check(f"…and sends it every frame: {fact}", holds, detail)
+    check("…unicast (the log says sending to 10.77.0.2:6454)", "sending to 10.77.0.2:6454" in process.log(),
+          process.log()[-300:])
 
 
 # -- the patch check --------------------------------------------------------------------------------
@@ -253,9 +276,10 @@ def test_patch_check_lights_each_fixture_in_turn_and_ends_dark(olad, spawn, chec
                 f"wash treble: sACN universe 1, channel 3 at {olad.address}",
                 f"spot: sACN universe 1, channels 4–6 at {olad.address}", "off"]
     # The fixtures by name: spot sorts before wash in the file, the steps follow the patch's order.
-    check("each step is named: fixture, part, protocol, universe, channels and device; then off",
-          code == 0 and sorted(lines[:-1]) == sorted(expected[:-1]) and lines[-1] == "off",
-          f"exit {code}: {lines} {process.log()[-200:]}")
+    check("test-leds exits 0", code == 0, f"exit {code}: {process.log()[-200:]}")
+    check("each step is named: fixture, part, protocol, universe, channels and device",
+          sorted(lines[:-1]) == sorted(expected[:-1]), f"{lines}")
+    check("…then off", lines[-1:] == ["off"], f"{lines[-1:]}")
     shown = []
     for record in recorder.records(olad.ola_universe("sacn", 1)):
         state = tuple(record.values[:6])
@@ -265,10 +289,11 @@ def test_patch_check_lights_each_fixture_in_turn_and_ends_dark(olad, spawn, chec
     wanted = {"wash bass": (255, 0, 0, 0, 0, 0), "wash mid": (0, 255, 0, 0, 0, 0), "wash treble": (0, 0, 255, 0, 0, 0),
               "spot": (0, 0, 0, 255, 255, 255)}
     order = [wanted[line.split(":")[0]] for line in lines[:-1] if line.split(":")[0] in wanted]
-    check("olad sees each one alone at full, in the order named, dark between them",
-          lit == order and all(not any(state) for state in shown[1::2]), f"{shown}")
-    check("…and dark at the end, the stream terminated", shown and not any(shown[-1])
-          and "sent a termination for universe 1" in olad.log(), f"{shown[-1:]}")
+    check("olad sees each one alone at full, in the order named", lit == order, f"{shown}")
+    check("…dark between them", all(not any(state) for state in shown[1::2]), f"{shown}")
+    check("olad shows frames", shown, f"{shown}")
+    check("…and dark at the end", bool(shown) and not any(shown[-1]), f"{shown[-1:]}")
+    check("…the stream terminated", "sent a termination for universe 1" in olad.log(), olad.log()[-300:])
 
 
 # -- bad settings ------------------------------------------------------------------------------------
@@ -298,5 +323,9 @@ def test_bad_lighting_settings_exit_2_with_one_line(netns, lightorgan, check, tm
         result = subprocess.run([lightorgan, "send", "--pattern", "counter", "--hosts", hosts, "--config", str(path)],
                                 capture_output=True, text=True, timeout=10)
     lines = result.stderr.strip().splitlines()
-    check(f"{key}: exit 2, one line naming it", result.returncode == 2 and len(lines) == 1 and key in lines[0]
-          and expected in lines[0] and not sacn.packets, result.stderr.strip())
+    check(f"{key}: exit 2", result.returncode == 2, f"exit {result.returncode}")
+    check(f"{key}: one line", len(lines) == 1, result.stderr.strip())
+    check(f"{key}: the line names it", bool(lines) and key in lines[0], result.stderr.strip())
+    check(f"{key}: the line says what is wrong and what is allowed", bool(lines) and expected in lines[0],
+          result.stderr.strip())
+    check(f"{key}: nothing sent", not sacn.packets, f"{len(sacn.packets)} packets")

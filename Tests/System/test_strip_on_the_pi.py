@@ -130,9 +130,10 @@ def test_spi_route_gives_back_busyboxs_bytes_exactly(strip_pi, check, figure):
         figure(f"{short} route: {strip.clock_name} {strip.core_hz / 1e6:g} MHz / CDIV {transfer.divider}: {timing}")
         check(f"{short}: the hand-encoded frame meets the WS2812B datasheet at that clock", not timing.problems(),
               "; ".join(timing.problems()))
-    check(f"{short}: a 5000-byte write is refused whole (EMSGSIZE, spidev's 4096), nothing of it on the wire",
-          said(r"route 5000 bytes status 1 .*Message too long") and not strip.transfers("route-5000"),
-          f"{(said(r'route 5000 .*') or ['no line'])[0]}; {len(strip.transfers('route-5000'))} transfers")
+    check(f"{short}: a 5000-byte write is refused whole (EMSGSIZE, spidev's 4096)",
+          said(r"route 5000 bytes status 1 .*Message too long"), (said(r"route 5000 .*") or ["no line"])[0])
+    check(f"{short}: nothing of the refused 5000-byte write on the wire", not strip.transfers("route-5000"),
+          f"{len(strip.transfers('route-5000'))} transfers")
     check(f"{short}: no FIFO write outside a transfer", strip.trace.stray == 0, f"{strip.trace.stray}")
 
 
@@ -156,8 +157,11 @@ def test_receivers_frames_are_the_segments_pixels_in_one_transfer_each(strip_pi,
             timing = ws2812_spi.timing(transfer.data, strip.spi_hz(transfer))
             figure(f"{short} receiver: {strip.clock_name} {strip.core_hz / 1e6:g} MHz / CDIV {transfer.divider}: "
                    f"{timing} (QEMU's clock model; see the module's docstring)")
+            check(f"{short}: the receiver's frame decodes as WS2812B bits for its timing", timing is not None,
+                  f"{len(transfer.data)} bytes")
             check(f"{short}: the receiver's frame meets the WS2812B datasheet at that clock (T0H, T1H, bit, reset "
-                  "≥ 280 µs)", timing and not timing.problems(), "; ".join(timing.problems()) if timing else "")
+                  "≥ 280 µs)", timing is not None and not timing.problems(),
+                  "; ".join(timing.problems()) if timing else "")
 
 
 def _last(strip, phase):
@@ -174,10 +178,11 @@ def test_strip_goes_dark_on_disconnect_timeout_and_sigterm(strip_pi, check):
                         ("sigterm", "the receiver gets SIGTERM")):
         lit = any(pixels and pixels != dark for _, pixels, _ in strip.frames(phase))
         last = _last(strip, phase)
-        check(f"{short}: lit, then dark when {what}", lit and last == dark,
-              f"lit {lit}, last frame {_pixels_text(last)}")
-    check(f"{short}: the receiver ends after SIGTERM",
-          strip.pi.said(r"strip-receiver listening") and strip.pi.said(r"strip receiver ended after SIGTERM"),
+        check(f"{short}: lit before {what}", lit, f"{len(strip.frames(phase))} transfers")
+        check(f"{short}: dark when {what}", last == dark, f"last frame {_pixels_text(last)}")
+    check(f"{short}: the receiver listened", strip.pi.said(r"strip-receiver listening"),
+          (strip.pi.said(r"strip-receiver .*") or ["no line"])[0])
+    check(f"{short}: the receiver ends after SIGTERM", strip.pi.said(r"strip receiver ended after SIGTERM"),
           (strip.pi.said(r"strip receiver (ended|still).*") or ["no line"])[0])
     check(f"{short}: nothing written after it ended", not strip.transfers("after-sigterm"),
           f"{len(strip.transfers('after-sigterm'))} transfers")
@@ -221,18 +226,28 @@ def test_strip_faults_are_one_line_with_their_fix(strip_pi, check):
 
     def error(name, what, *patterns):
         line = said(rf"{name} status ([0-9]+) lines ([0-9]+) said (.*)")
-        ok = line and line[1] != "0" and line[2] == "1" and all(re.search(pattern, line[3]) for pattern in patterns)
-        check(f"{short}: {what}: exits non-zero with one line that says {' and '.join(patterns)}", ok,
-              line[0] if line else (said(rf"{name} .*") or ["no line"])[0])
+        detail = line[0] if line else (said(rf"{name} .*") or ["no line"])[0]
+        check(f"{short}: {what}: the guest ran it and said how it ended", line is not None, detail)
+        check(f"{short}: {what}: exits non-zero", line is not None and line[1] != "0", detail)
+        check(f"{short}: {what}: says it in one line", line is not None and line[2] == "1", detail)
+        check(f"{short}: {what}: the line says {' and '.join(patterns)}",
+              line is not None and all(re.search(pattern, line[3]) for pattern in patterns), detail)
     error("no-device", "no device", r"dtparam=spi=on")
     check(f"{short}: a missing device is never created", said(r"no-device created nothing"))
     error("plain-file", "a plain file where the device should be", r"dtparam=spi=on", r"not a (character )?device")
     check(f"{short}: … and the plain file is left alone", said(r"plain-file left regular empty file 0"))
     error("no-permission", "no permission on /dev/spidev0.0", r"\bspi\b.*group|group.*\bspi\b")
     line = said(r"too-large status ([0-9]+) said (.*)")
-    check(f"{short}: 600 pixels (5490 bytes) over spidev's 4096: exits non-zero naming spidev.bufsiz= and both sizes",
-          line and line[1] != "0" and "spidev.bufsiz=" in line[2] and "5490" in line[2] and "4096" in line[2],
+    check(f"{short}: 600 pixels (5490 bytes) over spidev's 4096: the guest said how it ended", line is not None,
           line[0] if line else "no line")
+    check(f"{short}: 600 pixels (5490 bytes) over spidev's 4096: exits non-zero", line is not None and line[1] != "0",
+          line[0] if line else "no line")
+    check(f"{short}: 600 pixels over spidev's 4096: the line names spidev.bufsiz=",
+          line is not None and "spidev.bufsiz=" in line[2], line[0] if line else "no line")
+    check(f"{short}: 600 pixels over spidev's 4096: the line names the frame's 5490 bytes",
+          line is not None and "5490" in line[2], line[0] if line else "no line")
+    check(f"{short}: 600 pixels over spidev's 4096: the line names the limit, 4096",
+          line is not None and "4096" in line[2], line[0] if line else "no line")
     check(f"{short}: … and never writes a chunked frame", not strip.transfers("too-large"),
           f"transfer sizes {[len(transfer.data) for transfer in strip.transfers('too-large')]}")
 
@@ -258,9 +273,12 @@ def test_spidev_bufsiz_lets_600_pixels_out_in_one_transfer(large_strip_pi, check
     # guest's clock, which a starved TCG guest can overrun); the kernel counts each, and the receiver logs it.
     timeouts = strip.pi.said(r"large spi timedout (\d+) errors (\d+) output-failed (\d+)")
     timed_out = int(timeouts[1]) if timeouts else 0
+    check(f"{short}: the 600-pixel frames reached SPI", bool(sizes), f"{len(sizes)} transfers")
     check(f"{short}: every 600-pixel frame is one transfer of {size} bytes, but those the kernel timed out",
-          sizes and len(cut) <= timed_out and all(bytes_ < size for bytes_ in cut),
+          len(cut) <= timed_out,
           f"{len(sizes)} transfers, cut short {cut}; {timeouts[0] if timeouts else 'no statistics line'}")
+    check(f"{short}: a transfer not of {size} bytes is one cut short, never longer",
+          all(bytes_ < size for bytes_ in cut), f"not of {size} bytes: {cut}")
     last = _last(strip, "large")
     check(f"{short}: dark when the sender disconnects", last == [DARK] * 600,
           f"last frame: {_pixels_text(last)}")
@@ -271,9 +289,14 @@ def test_the_pages_wiring_check_runs_the_strips_sequence(strip_pi, check):
     guest), read back from the SPI bytes: the same sequence as test-leds."""
     strip, said, short = strip_pi, strip_pi.pi.said, strip_pi.model.short
     answer = said(r"page check key (\d+) chars, answered (.*), status checkingStrip (.*)")
-    check(f"{short}: the page (with its key) asks for the strip's check and the receiver answers ok, the status "
-          "saying the check runs", answer and answer[1] == "22" and '"ok":true' in answer[2]
-          and answer[3] == '"checkingStrip":true', answer[0] if answer else "no page check line")
+    check(f"{short}: the guest's page asked for the strip's check", answer is not None,
+          answer[0] if answer else "no page check line")
+    check(f"{short}: the page asks with its key (22 chars)", answer is not None and answer[1] == "22",
+          answer[0] if answer else "no page check line")
+    check(f"{short}: the receiver answers ok", answer is not None and '"ok":true' in answer[2],
+          answer[0] if answer else "no page check line")
+    check(f"{short}: the status says the check runs", answer is not None and answer[3] == '"checkingStrip":true',
+          answer[0] if answer else "no page check line")
     frames = [pixels for _, pixels, _ in strip.frames("page-check")]
     problem = _leds_problem(frames, 9) if frames else "no frame"
     check(f"{short}: the page's check on the SPI bytes: first pixel red and last blue, one pixel runs 0…8, dark",
