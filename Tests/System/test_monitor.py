@@ -73,15 +73,18 @@ def server(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def tones(tmp_path_factory):
     """48 kHz stereo s16le: tone.raw, a steady 1 kHz tone for 8 s, and bursts.raw, bursts of it of 250 ms
-    at random gaps of 0.45–0.75 s for 16 s (random, so the bursts fall at every phase of the sink's
+    starting 0.55–0.8 s apart for 16 s (random, so the bursts fall at every phase of the sink's
     rendering blocks: a tunnel sink hands its monitor about 40 ms at a time, so an undelayed lamp rises
-    when the block that holds the burst arrives, 0–40 ms after the burst was made)."""
+    when the block that holds the burst arrives, 0–40 ms after the burst was made). The silence between two
+    bursts, 0.3 s at least, is longer than the mid lamp takes to go dark after a 250 ms tone (about 0.25 s):
+    each burst then rises from dark, and its rise times the path, not the lamp's release. (With silences
+    down to 0.2 s the three shortest left the lamp above dark, or dark for less than one 50 ms block.)"""
     folder = tmp_path_factory.mktemp("tones")
     generator = random.Random(14)
     starts, at = [], 4800
     while at < 48000 * 15:
         starts.append(at)
-        at += generator.randint(21600, 36000)
+        at += generator.randint(26400, 38400)
     period = b"".join(struct.pack("<hh", v, v) for v in (int(12000 * math.sin(2 * math.pi * 1000 * i / 48000))
                                                            for i in range(48)))
     (folder / "tone.raw").write_bytes(period * 8000)
@@ -163,9 +166,10 @@ def test_default_input_records_the_default_sinks_monitor(server, tones, spawn, c
     times = [float(fields[0]) for fields in lines]
     span = times[-1] - times[0] if count >= 2 else 0
     gap = max((later - earlier for earlier, later in zip(times, times[1:])), default=0)
-    check("frames keep coming: at least 60 a second shown, never 60 ms without one",
-          span >= 1.5 and (count - 1) / span >= 60 and gap <= 0.06,
-          f"{count} frames shown over {span:.2f} s, the longest gap {gap * 1000:.0f} ms")
+    check("frames keep coming: shown over at least 1.5 s", span >= 1.5, f"{count} frames shown over {span:.2f} s")
+    check("frames keep coming: at least 60 a second shown", span > 0 and (count - 1) / span >= 60,
+          f"{count} frames shown over {span:.2f} s")
+    check("frames keep coming: never 60 ms without one", gap <= 0.06, f"the longest gap {gap * 1000:.0f} ms")
     breaks = tone_breaks_at(reference_audio, reference_reads)
 
     def near_a_break(shown):
@@ -177,11 +181,13 @@ def test_default_input_records_the_default_sinks_monitor(server, tones, spawn, c
     clicks = len(settled) - len(judged)
     off_tone = [f"frame {number}: {b} {m} {t}" for number, (b, m, t) in judged
                 if not (int(m) >= 200 and int(b) <= 10 and int(t) <= 10)]
-    check("a 1 kHz tone lights mid only, but where the monitor's own tone broke", not off_tone and len(judged) >= 60,
+    check("a 1 kHz tone lights mid only, but where the monitor's own tone broke", not off_tone,
           f"{len(judged)} frames judged: {' '.join(off_tone[:3]) or 'all mid only'}; " + (
               f"the monitor's tone itself broke {len(breaks)}× in an independent recording (a starved sound "
               f"server or player), {clicks} frames near a break not judged" if breaks
               else "the monitor's tone was whole"))
+    check(f"at least 60 frames judged for the tone ({len(judged)})", len(judged) >= 60,
+          f"{clicks} frames near a break in the monitor's tone not judged")
     outputs = [line for line in log.splitlines() if "output" in line]
     check("a null sink is virtual: no delay, and the log says so",
           "output speakers is virtual, its speaker's latency unknown: lights not delayed" in log,
@@ -242,26 +248,32 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
           lag is not None, tail(auto_text, 3))
     logged = re.findall(r"output latency ([0-9]+) ms \(slow\): lights delayed [0-9]+ ms", auto_text)
     latency = int(logged[-1]) if logged else None
-    check(f"delay auto logs the sink's latency as the server reports it (logged {latency or 'none'} ms, server "
+    check("delay auto logs the sink's latency", latency is not None, tail(auto_text, 3))
+    check("the sound server reports the sink's latency", reported is not None,
+          f"{server.kind}'s figure for slow: {reported}")
+    check(f"delay auto logs the sink's latency as the tunnel's, 150-350 ms (logged {latency or 'none'} ms, tunnel set "
+          "to 200)", latency is not None and 150 <= latency <= 350, tail(auto_text, 3))
+    check(f"the server reports the sink's latency as the tunnel's, 150-350 ms (server "
           f"{reported if reported is not None else 'none'} ms, tunnel set to 200)",
-          latency is not None and reported is not None and 150 <= latency <= 350 and 150 <= reported <= 350,
-          tail(auto_text, 3))
+          reported is not None and 150 <= reported <= 350, server.kind)
     plain_log = plain_sender.log()
     check("sender.delay 0 holds nothing back", "lights delayed" not in plain_log,
           " ".join(line for line in plain_log.splitlines() if "lights delayed" in line))
 
-    # Every burst made is judged but two (a busy machine's late block may merge two bursts into one rise). The
-    # undelayed lamps, sent as PulseAudio's tunnel hands over its 50 ms blocks, rose with only 21 of 25 bursts on
-    # every run of 2026-12-06 (the delayed ones with 23-24): an open finding, so there all but five are asked for.
+    # Every burst made is judged but two (a busy machine's late block may merge two bursts into one rise), on
+    # every receiver: undelayed too, though there a dark spell may show as one frame a 50 ms block (rises()).
     bursts = len(earliest_onsets(references))
-    wanted = max(bursts - 2, 20)
-    wanted_undelayed = max(bursts - 5, 18)
+    wanted = max(bursts - 2, 18)
     auto_shift, auto_expected, auto_spread, auto_pairs, auto_rises = made_shift_ms(
         auto_receiver.out_path, auto_log, references)
     plain_shift, _, plain_spread, _, plain_rises = made_shift_ms(plain_receiver.out_path, None, references)
+    check("the delayed lamps' rises were paired with the bursts", auto_shift is not None,
+          f"rises: {auto_rises} delayed, {plain_rises} undelayed")
+    check(f"the delayed lamps rose with at least {wanted} bursts ({auto_pairs} of {bursts})", auto_pairs >= wanted,
+          f"rises: {auto_rises} delayed, {plain_rises} undelayed")
     check(f"the lamps rise by the logged delay ± 10 ms after the sound was made (measured {auto_shift} ms, delay "
           f"{auto_expected} ms, over {auto_pairs} of {bursts} bursts; undelayed: {plain_shift} ms)",
-          auto_shift is not None and auto_pairs >= wanted and auto_expected - 10 <= auto_shift <= auto_expected + 10,
+          auto_shift is not None and auto_expected - 10 <= auto_shift <= auto_expected + 10,
           f"rises: {auto_rises} delayed, {plain_rises} undelayed")
     check(f"every burst's rise keeps that time, though the sink hands the audio over in blocks (middle half "
           f"within {auto_spread} ms ≤ 14, room for a busy machine; undelayed, sent as their block arrived: "
@@ -269,17 +281,25 @@ def test_delayed_lamps_rise_as_long_after_the_sound_as_the_output_lags(server, t
     # Undelayed, a lamp can rise no sooner than the server hands the burst's block over (PulseAudio's tunnel: 50 ms
     # blocks, so 0-50 ms after the sound); from there it is the sender's own time: its analysis and the network.
     handed_shift, handed_pairs = handed_over_shift_ms(plain_receiver.out_path, references)
+    check("undelayed, the lamps' rises were paired with the blocks handed over", handed_shift is not None,
+          f"rises: {plain_rises}")
+    check(f"undelayed, the lamps rose with at least {wanted} bursts handed over ({handed_pairs} of {bursts})",
+          handed_pairs >= wanted, f"rises: {plain_rises}")
     check(f"undelayed, the lamps rise within 10 ms of the sound server handing the burst over (measured "
           f"{handed_shift if handed_shift is not None else 'none'} ms over {handed_pairs} of {bursts} bursts)",
-          handed_shift is not None and handed_pairs >= wanted_undelayed and handed_shift <= 10, f"rises: {plain_rises}")
+          handed_shift is not None and handed_shift <= 10, f"rises: {plain_rises}")
     figure(f"{server.kind}: delayed lamps rise {auto_shift} ms after the sound for a delay of {auto_expected} ms "
            f"(middle half within {auto_spread} ms), undelayed {plain_shift} ms (within {plain_spread} ms; {handed_shift} ms "
            f"after the server handed the burst over); capture "
            f"lag stated {lag.group(1) if lag else 'never'} ms")
     held_shift, held_pairs, _, held_rises = shift_ms(plain_receiver.out_path, held_receiver.out_path)
+    check("receiver.delay 150: its rises were paired with the undelayed ones", held_shift is not None,
+          f"rises: {held_rises}")
+    check(f"receiver.delay 150: rises paired for at least {wanted} bursts ({held_pairs} of {bursts})",
+          held_pairs >= wanted, f"rises: {held_rises}")
     check(f"receiver.delay 150 shows each frame 150 ms ± 10 ms after it arrives (measured "
           f"{held_shift if held_shift is not None else 'none'} ms over {held_pairs} of {bursts} bursts)",
-          held_shift is not None and held_pairs >= wanted_undelayed and 140 <= held_shift <= 160, f"rises: {held_rises}")
+          held_shift is not None and 140 <= held_shift <= 160, f"rises: {held_rises}")
     last = frames(held_receiver)[-1:] or [[]]
     check("the delayed receiver ends dark", last[0][1:] == ["0", "0", "0"], " ".join(last[0]))
 
@@ -304,10 +324,15 @@ def test_switching_the_default_sink_moves_the_capture(server, tones, spawn, chec
                  None)
     before = sum(1 for t, _, m, _ in lines if float(t) < switched and int(m) >= 64)
     log = sender.log()
+    check("mid lit after the switch", first is not None, tail(log, 2))
     check(f"switching the default sink moves the capture within a second (mid lit "
-          f"{first if first is not None else 'never'} ms after the switch; {before} lit frames before it)",
-          first is not None and first < 1000 and before == 0, tail(log, 2))
+          f"{first if first is not None else 'never'} ms after the switch)", first is not None and first < 1000,
+          tail(log, 2))
+    check(f"nothing lit on the silent sink before the switch ({before} lit frames before it)", before == 0,
+          tail(log, 2))
     check("the new sink's latency is looked up after the switch", "output phones is virtual" in log,
           " ".join(line for line in log.splitlines() if "output latency" in line))
-    check("a stopped sender leaves none of its recorders and watchers running", helpers and not left,
+    check("the sender ran its recorders and watchers", bool(helpers),
+          f"helpers {' '.join(map(str, helpers)) or 'none'}")
+    check("a stopped sender leaves none of its recorders and watchers running", not left,
           f"helpers {' '.join(map(str, helpers)) or 'none'}; still running: {' | '.join(left)}")

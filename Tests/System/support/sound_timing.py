@@ -43,25 +43,26 @@ def nearest(times, at, before=0.05, after=0.3):
 
 
 def rises(path):
-    """The mid lamp's rises (receiver clock): level crossing 128 after a dark spell (below 32) of ≥ 5 frames or
-    ≥ 20 ms (a receiver that coalesces a block's frames shows one per block), a frame caught half-way up
-    between them."""
-    out, dark_frames, dark_from, dark_to = [], 0, None, None
+    """The mid lamp's rises (receiver clock): level crossing 128 after the lamp was dark (below 32) for ≥ 5 frames or
+    ≥ 20 ms, a frame caught half-way up between them. The dark spell lasts from its first dark frame until the frame
+    that ends it: a frame shows until the next one, so a receiver that shows one frame per 50 ms block (a sender's
+    backlog coalesced to its newest frame) was dark for a block after a single dark frame."""
+    out, dark_frames, dark_from = [], 0, None
 
-    def was_dark():
-        return dark_frames >= 5 or (dark_from is not None and dark_to - dark_from >= 0.02)
+    def was_dark(now):
+        return dark_frames >= 5 or (dark_from is not None and now - dark_from >= 0.02)
     with open(path) as file:
         for line in file:
             fields = line.split()
             if len(fields) != 4:
                 continue
             t, m = float(fields[0]), int(fields[2])
-            if m >= 128 and was_dark():
+            if m >= 128 and was_dark(t):
                 out.append(t)
             if m < 32:
-                dark_frames, dark_from, dark_to = dark_frames + 1, dark_from if dark_from is not None else t, t
-            elif m >= 128 or not was_dark():
-                dark_frames, dark_from, dark_to = 0, None, None
+                dark_frames, dark_from = dark_frames + 1, dark_from if dark_from is not None else t
+            elif m >= 128 or not was_dark(t):
+                dark_frames, dark_from = 0, None
     return out
 
 
