@@ -54,7 +54,7 @@ public final class FrameSocket: Sendable {
     /// - Throws: ``NetworkError`` saying why (refused, unknown host, timed out) and what to check.
     public static func connect(host: String, port: Int, timeout: Duration = .seconds(3)) throws -> FrameSocket {
         let descriptor = try TCPConnector.connect(
-            host: host, port: port, timeout: timeout, tuning: SocketTuning.applySenderOptions(to:))
+            host: host, port: port, peer: .receiver, timeout: timeout, tuning: SocketTuning.applySenderOptions(to:))
         return FrameSocket(descriptor: descriptor, remoteDescription: peerDescription(descriptor))
     }
 

@@ -1,19 +1,40 @@
 import NIOCore
 import NIOPosix
 
+/// Whom a TCP connection is made to: what its failure advises to check.
+enum ConnectionPeer: Sendable {
+    /// A receiver, from the sender (sender.host, sender.port).
+    case receiver
+    /// A Snapcast server's control port, from a receiver that is a room of it (receiver.sound).
+    case snapcastControl
+}
+
 /// A network failure a user can meet, said in one line with what to do about it.
 public struct NetworkError: Error, CustomStringConvertible {
     public let description: String
 
-    /// The sender could not reach the receiver.
-    static func cannotConnect(host: String, port: Int, reason: String) -> NetworkError {
+    /// A connection to `peer` at `host`:`port` failed for `reason`; the advice names the setting that `peer`
+    /// comes from.
+    static func cannotConnect(host: String, port: Int, reason: String, peer: ConnectionPeer) -> NetworkError {
+        let refused = reason.contains("refused")
+        let unresolved = reason.contains("resolve") || reason.contains("unknown host")
         let advice: String
-        if reason.contains("refused") {
-            advice = "is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
-        } else if reason.contains("resolve") || reason.contains("unknown host") {
-            advice = "check the name in sender.host, or use the receiver's IP address"
-        } else {
-            advice = "is the receiver switched on and on this network? (sender.host / sender.port)"
+        switch peer {
+        case .receiver:
+            advice =
+                refused
+                ? "is `lightorgan receive` running there, on that port? (sender.host / sender.port)"
+                : unresolved
+                    ? "check the name in sender.host, or use the receiver's IP address"
+                    : "is the receiver switched on and on this network? (sender.host / sender.port)"
+        case .snapcastControl:
+            advice =
+                refused
+                ? "is snapserver running there, its control port open? (receiver.sound: snapcast://HOST:PORT, the "
+                    + "control port is PORT + 1: 1705 by default)"
+                : unresolved
+                    ? "check the server's name in receiver.sound (snapcast://HOST), or use its IP address"
+                    : "is the Snapcast server switched on and on this network? (receiver.sound)"
         }
         return NetworkError(description: "cannot connect to \(host):\(port): \(reason); \(advice)")
     }

@@ -78,7 +78,9 @@ public final class SnapcastControl: Sendable {
     private func look(host: String, port: Int, naming: Bool, requests: inout Int) -> Report {
         let descriptor: CInt
         do {
-            descriptor = try TCPConnector.connect(host: host, port: port, timeout: Self.timeLimit) { _ in }
+            descriptor = try TCPConnector.connect(
+                host: host, port: port, peer: .snapcastControl, timeout: Self.timeLimit
+            ) { _ in }
         } catch {
             return .unreachable("\(error)")
         }

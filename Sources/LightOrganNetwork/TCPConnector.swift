@@ -8,11 +8,14 @@ import Glibc
 /// ``FrameSocket``, the receiver's ``SnapcastControl``).
 enum TCPConnector {
     /// Connects to `host`:`port` (a name or an address, IPv4 or IPv6), trying each address the name resolves to
-    /// within `timeout` in all; `tuning` is applied to each socket before it connects. Blocks the calling thread.
+    /// within `timeout` in all; `tuning` is applied to each socket before it connects; `peer` says whom, for the
+    /// error's advice. Blocks the calling thread.
     /// Returns the connected, non-blocking descriptor (close-on-exec).
     ///
     /// - Throws: ``NetworkError`` saying why (refused, unknown host, timed out) and what to check.
-    static func connect(host: String, port: Int, timeout: Duration, tuning: (CInt) -> Void) throws -> CInt {
+    static func connect(
+        host: String, port: Int, peer: ConnectionPeer, timeout: Duration, tuning: (CInt) -> Void
+    ) throws -> CInt {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -21,7 +24,7 @@ enum TCPConnector {
         let resolved = getaddrinfo(host, String(port), &hints, &list)
         guard resolved == 0, let first = list else {
             throw NetworkError.cannotConnect(
-                host: host, port: port, reason: "cannot resolve the host name (unknown host)")
+                host: host, port: port, reason: "cannot resolve the host name (unknown host)", peer: peer)
         }
         defer { freeaddrinfo(first) }
         let deadline = ContinuousClock.now + timeout
@@ -39,7 +42,8 @@ enum TCPConnector {
                 if failure != ECONNREFUSED { failure = attemptFailure.code }
             }
         }
-        throw NetworkError.cannotConnect(host: host, port: port, reason: NetworkError.errnoText(failure))
+        throw NetworkError.cannotConnect(
+            host: host, port: port, reason: NetworkError.errnoText(failure), peer: peer)
     }
 
     /// One non-blocking connect, waited for with `poll`; a connected descriptor or the errno.
