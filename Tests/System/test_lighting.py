@@ -15,7 +15,7 @@ import pytest
 
 from support import ddp_reference
 from support.datagrams import DatagramListener, decode_ddp
-from support.processes import applied, made, percentile, wait_for
+from support.processes import applied, made, out_of_order, percentile, wait_for
 
 pytestmark = [pytest.mark.lighting]
 
@@ -41,7 +41,6 @@ def every_frame_arrived(recorder, universe, process, seconds):
     wait_for(lambda: recorder.dark(universe), 0.3)  # the stop's dark frame, after every other
     sent, arrived, latencies = delivered(recorder, universe, process)
     inside = [n for n in sent if arrived and arrived[0] <= n <= arrived[-1]]
-    in_order = arrived == sorted(arrived) and len(set(arrived)) == len(arrived)
     missing = sorted(set(inside) - set(arrived))[:10]
     timing = f"send → OLA callback p50 {percentile(latencies, 0.5):.1f} ms, p99 {percentile(latencies, 0.99):.1f} ms"
     # The frame made as the sender was stopped may never reach the transmitter: the last one is not asked for.
@@ -49,7 +48,7 @@ def every_frame_arrived(recorder, universe, process, seconds):
               f"{len(arrived)} of {len(sent)} frames; {timing}" if len(arrived) >= 90 * seconds
               else f"{len(arrived)} arrived of {len(sent)} made; {process.log()[-300:]}"),
              ("in order", arrived == sorted(arrived),
-              next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), "")),
+              out_of_order(arrived)),
              ("none twice", len(set(arrived)) == len(arrived), f"{len(arrived) - len(set(arrived))} repeated"),
              ("none lost between the first and the last that arrived", arrived == inside,
               f"{len(arrived)} arrived of the {len(inside)} made from the first to the last; missing {missing}"),
@@ -57,10 +56,10 @@ def every_frame_arrived(recorder, universe, process, seconds):
              ("the last frames arrived too (all but the last two made)",
               len(sent) >= 3 and bool(arrived) and arrived[-1] >= sent[-3],
               f"the last arrived {arrived[-1:]}, the last made {sent[-3:]}")]
-    ok = all(holds for _, holds, _ in facts)
+    failed = [fact for fact, holds, _ in facts if not holds]
     detail = f"{len(arrived)} of {len(sent)} frames, in order, none lost; {timing}"
-    if not ok:
-        detail = (f"{len(arrived)} arrived of {len(sent)} made; in order {in_order}; missing {missing}; "
+    if failed:
+        detail = (f"{len(arrived)} arrived of {len(sent)} made; not so: {', '.join(failed)}; missing {missing}; "
                   f"{process.log()[-300:]}")
     return facts, detail, latencies
 
@@ -119,7 +118,7 @@ def test_two_fixtures_on_two_universes_get_the_same_frames(olad, spawn, check, t
           else f"{len(first)} vs {len(back)}; {process.log()[-300:]}")
     check(f"{both}: each a frame the sender made", set(first) <= sent, f"not made: {sorted(set(first) - sent)[:10]}")
     check(f"{both}: in order", first == sorted(first),
-          next((f"{a} before {b}" for a, b in zip(first, first[1:]) if b < a), ""))
+          out_of_order(first))
 
 
 @pytest.mark.timing
@@ -145,7 +144,7 @@ def test_default_rate_sends_at_most_44_packets_a_second_of_the_newest_frames(ola
     rate = len(arrived) / 5
     check("the default rate: 44 packets/s (35…46 counted over the 5 s)", 35 <= rate <= 46, f"{rate:.1f} packets/s")
     check("…of the newest frames, in order", arrived == sorted(arrived),
-          next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), ""))
+          out_of_order(arrived))
     check("…none more than a slot old (p95 age under 40 ms)", percentile(latencies, 0.95) < 40,
           f"p95 age {percentile(latencies, 0.95):.1f} ms")
 
@@ -306,7 +305,7 @@ def test_ddp_strip_gets_every_frame_in_order_by_two_decoders(netns, spawn, check
           not problems, f"{len(problems)} problems: {problems[:3]}" if problems else f"{len(ours)} packets")
     check("DDP: at least 450 frames", len(frames) >= 450, f"{len(frames)} frames, {len(ours)} packets")
     check("DDP: the frames in order", frames == sorted(frames),
-          next((f"{a} before {b}" for a, b in zip(frames, frames[1:]) if b < a), ""))
+          out_of_order(frames))
     check("DDP: each a frame the sender made", set(frames) <= set(sent),
           f"not made: {sorted(set(frames) - set(sent))[:10]}")
     check("DDP: none lost but for 1 in 100", len(frames) >= 0.99 * len(inside),

@@ -16,7 +16,7 @@ import pytest
 
 from support.datagrams import DatagramListener, decode_ddp, decode_e131
 from support.namespaces import Peer, run
-from support.processes import made, wait_for
+from support.processes import made, out_of_order, wait_for
 
 pytestmark = [pytest.mark.lighting]
 
@@ -38,7 +38,7 @@ def delivery_facts(arrived, process, seconds):
     return [(f"at least {80 * seconds:g} frames", len(arrived) >= 80 * seconds,
              f"{len(arrived)} frames; {process.log()[-300:]}"),
             ("in order", arrived == sorted(arrived),
-             next((f"{a} before {b}" for a, b in zip(arrived, arrived[1:]) if b < a), "")),
+             out_of_order(arrived)),
             ("none twice", len(set(arrived)) == len(arrived), f"{len(arrived) - len(set(arrived))} repeated"),
             ("each a frame the sender made", set(arrived) <= sent, f"not made: {sorted(set(arrived) - sent)[:10]}")]
 

@@ -85,9 +85,13 @@ def in_root(root, command, network=False, timeout=None, input=None, wrapper=()):
                           input=input)
 
 
+def _apt_folder(suite, arch, *parts):
+    """The suite's apt cache for `arch` (arm64: by the suite's name alone), or `parts` under it."""
+    return caches.folder("apt", suite if arch == "arm64" else f"{suite}-{arch}", *parts)
+
+
 def _apt_cache(suite, arch):
-    name = suite if arch == "arm64" else f"{suite}-{arch}"
-    return caches.folder("apt", name, "lists"), caches.folder("apt", name, "archives")
+    return _apt_folder(suite, arch, "lists"), _apt_folder(suite, arch, "archives")
 
 
 def _source_cache(suite, arch):
@@ -95,8 +99,7 @@ def _source_cache(suite, arch):
     with the lists into each copy of a root. apt checks it against the lists' sizes and times (cp -a keeps both)
     and makes it anew when they differ; where it holds, apt under qemu-user skips parsing the lists again, about
     40 of the 60 CPU seconds of each `apt-get install` or `satisfy` in an arm64 root."""
-    name = suite if arch == "arm64" else f"{suite}-{arch}"
-    return os.path.join(caches.folder("apt", name), "srcpkgcache.bin")
+    return os.path.join(_apt_folder(suite, arch), "srcpkgcache.bin")
 
 
 def copy_root(suite, root, destination, deb=None, arch="arm64", sources_from=None):
@@ -117,8 +120,9 @@ def _copy_root(suite, root, destination, deb, arch):
     lists, archives = _apt_cache(suite, arch)
     subprocess.run(["cp", "-a", f"{lists}/.", f"{destination}/var/lib/apt/lists/"], check=True)
     subprocess.run(["cp", "-a", f"{archives}/.", f"{destination}/var/cache/apt/archives/"], check=True)
-    if os.path.exists(_source_cache(suite, arch)):
-        subprocess.run(["cp", "-a", _source_cache(suite, arch), f"{destination}/var/cache/apt/"], check=True)
+    source_cache = _source_cache(suite, arch)
+    if os.path.exists(source_cache):
+        subprocess.run(["cp", "-a", source_cache, f"{destination}/var/cache/apt/"], check=True)
     if deb:
         shutil.copy(deb, os.path.join(destination, "tmp"))
 

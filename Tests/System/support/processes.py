@@ -193,6 +193,11 @@ def percentile(values, share):
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
+def out_of_order(numbers):
+    """The first two neighbours of `numbers` out of order, "A before B", or "" when they are in order."""
+    return next((f"{a} before {b}" for a, b in zip(numbers, numbers[1:]) if b < a), "")
+
+
 def cpu_seconds(pid):
     """CPU time, user + system, of every thread the process has had, seconds (10 ms resolution)."""
     with open(f"/proc/{pid}/stat") as stat:
