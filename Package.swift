@@ -44,12 +44,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // No traits: the settings file is read with libyaml (its YAML trait brings Yams, and Yams Foundation
-        // with ICU's data: 11 MB more in the Pi's package).
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: []),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
@@ -74,14 +70,8 @@ let package = Package(
         swiftTarget("LightOrganDiscovery", ["LightOrganCore", "CAvahi", logging]),
         // libyaml, the YAML parser C programs use (Debian's libyaml-0-2).
         debianLibrary("CYAML", pkgConfig: "yaml-0.1", package: "libyaml-dev"),
-        // Adapter: the settings file (libyaml), environment and flags, read with swift-configuration.
-        swiftTarget(
-            "LightOrganSettings",
-            [
-                "LightOrganCore",
-                "CYAML",
-                .product(name: "Configuration", package: "swift-configuration"),
-            ]),
+        // Adapter: the settings: options over the environment over the page's file over the settings file (libyaml).
+        swiftTarget("LightOrganSettings", ["LightOrganCore", "CYAML"]),
         // Adapter: the 3-byte frame stream over TCP, with SwiftNIO.
         swiftTarget(
             "LightOrganNetwork",
@@ -91,9 +81,11 @@ let package = Package(
                 nio("NIOPosix"),
                 logging,
             ]),
-        // Adapter: the receiver's page — HTTPS and WebSockets with SwiftNIO (NIOHTTP1, NIOWebSocket,
-        // NIOSSL), the page itself compiled in. Its self-signed certificate comes from `openssl`
-        // once (swift-certificates and swift-crypto would add a second BoringSSL: 2.5 MB to the .deb).
+        // Debian's OpenSSL (libssl3) for the page's TLS, behind a small C API (its API is mostly macros): the Pi's
+        // apt brings its security fixes, and no TLS library is compiled into lightorgan.
+        .target(name: "CTLSShim", linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]),
+        // Adapter: the receiver's page — HTTPS and WebSockets with SwiftNIO (NIOHTTP1, NIOWebSocket) over
+        // CTLSShim, the page itself compiled in. Its self-signed certificate comes from `openssl` once.
         .target(
             name: "LightOrganWeb",
             dependencies: [
@@ -102,7 +94,7 @@ let package = Package(
                 nio("NIOPosix"),
                 nio("NIOHTTP1"),
                 nio("NIOWebSocket"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "CTLSShim",
                 logging,
             ],
             // The page's own files, as byte arrays in the binary (`PackageResources.page_js`): nothing

@@ -8,7 +8,7 @@ import LightOrganTestSupport
 /// `arbiter`, `settings-catalog`, `settings`, `settings-file`, `page-requests`, `page-audio`,
 /// `page-settings`, `page-admission`, `home-commands` (default: all, each with its own
 /// default count: millions where an input costs microseconds; the whole loader, at about 0.5 ms an
-/// input through swift-configuration, gets tens of thousands; `--share 25`: a quarter of each). Every
+/// input through the settings loader, gets tens of thousands; `--share 25`: a quarter of each). Every
 /// run is seeded (SplitMix64) and prints its seed, so a failure can be replayed. Each target checks
 /// properties on random input; the first violation stops the run with its input and exit status 1.
 @main

@@ -1,13 +1,12 @@
-import Configuration
 public import FoundationEssentials
 public import LightOrganCore
 
-/// Reads ``Settings`` from command-line options, environment, settings file and defaults, in that
-/// order of precedence, through swift-configuration (the file read with libyaml, ``YAMLDocument``).
+/// Reads ``Settings`` from command-line options, environment, the page's file, the settings file and
+/// defaults, in that order of precedence (the files read with libyaml, ``YAMLDocument``).
 ///
-/// Every key is read with a `required` reader over a provider of the built-in defaults, so a value
-/// that is present but bad is always reported, never replaced by the default. Keys the catalog
-/// does not know, in the file or as `LIGHTORGAN_…` variables, are errors with the closest known key.
+/// Each key takes its value from the first ``SettingLayer`` that holds it, so a value that is present
+/// but bad is always reported, never replaced by one beneath it. Keys the catalog does not know, in
+/// the file or as `LIGHTORGAN_…` variables, are errors with the closest known key.
 public struct SettingsLoader: Sendable {
     /// Settings and where they came from.
     public struct Loaded: Sendable {
@@ -56,49 +55,35 @@ public struct SettingsLoader: Sendable {
     ///   settings file when it exists; nil for the commands that have no page.
     public func load(configPath: String? = nil, pageFile: String? = nil) async throws(SettingsError) -> Loaded {
         let file = try locator.locate(explicitPath: configPath)
-        let fileSource = file.map { SettingSource.file($0) }
-
-        var providers: [(provider: any ConfigProvider, source: (String) -> SettingSource)] = []
-        providers.append((optionsProvider(), { key in .option(options[key]?.option ?? key) }))
-        providers.append(
-            (try environmentProvider(), { key in .environment(SettingsCatalog.key(named: key)!.environmentVariable) }))
+        var layers = [optionsLayer(), try environmentLayer()]
         var pageReplaced: [String: String] = [:]
         if let pageFile, FileManager.default.fileExists(atPath: pageFile),
             let contents = try Self.read(file: pageFile, onlyThese: PageSettings.tunableKeys)
         {
             pageReplaced = contents.replaced
-            providers.append((contents.provider, { _ in .page(pageFile) }))
+            layers.append(contents.layer)
         }
         // An empty file (or only comments) sets nothing.
         var fixtures: [String: RawSetting] = [:]
-        var fileProvider: InMemoryProvider?
-        if let file, let fileSource, let contents = try Self.read(file: file) {
+        var fileLayer: SettingLayer?
+        if let file, let contents = try Self.read(file: file) {
             fixtures = contents.fixtures
-            fileProvider = contents.provider
-            providers.append((contents.provider, { _ in fileSource }))
+            fileLayer = contents.layer
+            layers.append(contents.layer)
         }
-        providers.append((Self.defaultsProvider, { _ in .builtInDefault }))
-
-        let reader = ConfigReader(providers: providers.map(\.provider))
         var raw: [String: RawSetting] = [:]
         var sources: [String: SettingSource] = [:]
         for key in SettingsCatalog.keys {
-            let absoluteKey = AbsoluteConfigKey(ConfigKey(key.name))
-            let origin = providers.first { entry in
-                (try? entry.provider.value(forKey: absoluteKey, type: .string).value) != nil
-                    || (try? entry.provider.value(forKey: absoluteKey, type: .stringArray).value) != nil
-            }
-            let source = origin?.source(key.name) ?? .builtInDefault
+            let found = layers.lazy.compactMap { layer in layer.value(of: key.name) }.first
+            let (value, source) = found ?? (.single(key.defaultValue), .builtInDefault)
             // A single value, or a list (line numbers) as comma-separated text.
-            let value: String
-            if let single = try? reader.requiredString(forKey: ConfigKey(key.name)) {
-                value = single
-            } else if key.acceptsList, let list = try? reader.requiredStringArray(forKey: ConfigKey(key.name)) {
-                value = list.joined(separator: ", ")
-            } else {
-                throw SettingsError("\(source): \(key.name) must be a single value; allowed: \(key.allowed)")
+            let text: String
+            switch value {
+            case .single(let single): text = single
+            case .list(let list) where key.acceptsList: text = list.joined(separator: ", ")
+            case .list: throw SettingsError("\(source): \(key.name) must be a single value; allowed: \(key.allowed)")
             }
-            raw[key.name] = RawSetting(value, from: source)
+            raw[key.name] = RawSetting(text, from: source)
             sources[key.name] = source
         }
         // Fixtures come from the file only (their names are the person's own, not catalog keys).
@@ -107,11 +92,8 @@ public struct SettingsLoader: Sendable {
         // value wins over it (the newer change wins).
         var beneath: [String: RawSetting] = [:]
         for name in PageSettings.tunableKeys {
-            let key = AbsoluteConfigKey(ConfigKey(name))
-            if let fileSource,
-                case .string(let text)? = (try? fileProvider?.value(forKey: key, type: .string))?.value?.content
-            {
-                beneath[name] = RawSetting(text, from: fileSource)
+            if let (value, source) = fileLayer?.value(of: name), case .single(let text) = value {
+                beneath[name] = RawSetting(text, from: source)
             } else if let entry = SettingsCatalog.key(named: name) {
                 beneath[name] = RawSetting(entry.defaultValue, from: .builtInDefault)
             }
@@ -128,44 +110,32 @@ public struct SettingsLoader: Sendable {
         return loaded
     }
 
-    /// The built-in defaults, one per catalog key.
-    static let defaultsProvider = InMemoryProvider(
-        name: "defaults",
-        values: Dictionary(
-            uniqueKeysWithValues: SettingsCatalog.keys.map {
-                (AbsoluteConfigKey(ConfigKey($0.name)), ConfigValue(.string($0.defaultValue), isSecret: false))
-            })
-    )
-
-    private func optionsProvider() -> InMemoryProvider {
-        InMemoryProvider(
-            name: "options",
-            values: Dictionary(
-                uniqueKeysWithValues: options.map {
-                    (AbsoluteConfigKey(ConfigKey($0.key)), ConfigValue(.string($0.value.value), isSecret: false))
-                }))
+    /// The command-line options, each under the option's name (`--port`).
+    private func optionsLayer() -> SettingLayer {
+        SettingLayer(values: options.mapValues { .single($0.value) }) { key in .option(options[key]?.option ?? key) }
     }
 
-    /// The `LIGHTORGAN_…` variables, with the prefix removed so that the provider's own key mapping
-    /// (`sender.port` → `SENDER_PORT`) finds them. Unknown ones are errors.
-    private func environmentProvider() throws(SettingsError) -> EnvironmentVariablesProvider {
-        let known = Set(SettingsCatalog.keys.map(\.environmentVariable))
-        var stripped: [String: String] = [:]
+    /// The `LIGHTORGAN_…` variables, under the keys they set (`LIGHTORGAN_SENDER_PORT` → `sender.port`).
+    /// Unknown ones are errors.
+    private func environmentLayer() throws(SettingsError) -> SettingLayer {
+        let keys = Dictionary(uniqueKeysWithValues: SettingsCatalog.keys.map { ($0.environmentVariable, $0.name) })
+        var values: [String: SettingLayer.Value] = [:]
         for (name, value) in environment where name.hasPrefix(SettingsCatalog.environmentPrefix) {
             guard name != SettingsCatalog.configEnvironmentVariable else { continue }
-            guard known.contains(name) else {
+            guard let key = keys[name] else {
                 throw SettingsError.unknownKey(
                     name, in: .environment(name), closest: SettingsCatalog.closestEnvironmentVariable(to: name))
             }
-            stripped[String(name.dropFirst(SettingsCatalog.environmentPrefix.count))] = value
+            values[key] = .single(value)
         }
-        return EnvironmentVariablesProvider(environmentVariables: stripped)
+        let variables = Dictionary(uniqueKeysWithValues: keys.map { ($0.value, $0.key) })
+        return SettingLayer(values: values) { key in .environment(variables[key] ?? key) }
     }
 
-    /// What a settings file holds: its catalog keys for swift-configuration, and its fixtures.
+    /// What a settings file holds: its catalog keys, and its fixtures.
     struct FileContents {
         /// Every catalog key in the file: a scalar's text, or a list of scalars.
-        var provider: InMemoryProvider
+        var layer: SettingLayer
         /// The fixtures' settings (`fixtures.wash.universe`, each with its file and line).
         var fixtures: [String: RawSetting]
         /// The page's file only: under `replaced:`, the value each page value replaced.
@@ -195,7 +165,7 @@ public struct SettingsLoader: Sendable {
             throw SettingsError("\(path): must hold sections such as `sender:` and `receiver:` with keys under them")
         }
         let leaves = leafKeys(of: mapping, prefix: "")
-        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        var values: [String: SettingLayer.Value] = [:]
         var fixtures: [String: RawSetting] = [:]
         var replaced: [String: String] = [:]
         for (name, line, node) in leaves {
@@ -214,16 +184,14 @@ public struct SettingsLoader: Sendable {
             }
             let value = Self.text(of: node)
             if let key = SettingsCatalog.key(named: name) {
-                let content: ConfigContent
                 if let text = node.scalarText {
-                    content = .string(text)
+                    values[name] = .single(text)
                 } else if let texts = node.scalarList {
-                    content = .stringArray(texts)
+                    values[name] = .list(texts)
                 } else {
                     throw SettingsError(
                         "\(SettingSource.file(place)): \(name) must be a single value; allowed: \(key.allowed)")
                 }
-                values[AbsoluteConfigKey(ConfigKey(name))] = ConfigValue(content, isSecret: false)
                 continue
             }
             let source = SettingSource.file(place)
@@ -249,8 +217,9 @@ public struct SettingsLoader: Sendable {
             }
             throw SettingsError.unknownKey(name, in: source, closest: SettingsCatalog.closestKey(to: name))
         }
+        let source: SettingSource = onlyThese == nil ? .file(path) : .page(path)
         return FileContents(
-            provider: InMemoryProvider(name: path, values: values), fixtures: fixtures, replaced: replaced)
+            layer: SettingLayer(values: values) { _ in source }, fixtures: fixtures, replaced: replaced)
     }
 
     /// A scalar's text, or a list of scalars as comma-separated text; nil for anything else.

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import LightOrganCore
-public import NIOSSL
 
 /// The page's TLS identity: a certificate and its private key, as PEM files.
 ///
@@ -12,10 +11,8 @@ public import NIOSSL
 /// state directory (`page-certificate.pem`, `page-key.pem`, mode 0600) and reuses it after, so a
 /// browser that accepted it once keeps accepting it.
 public struct PageCertificate: Sendable {
-    /// The certificate chain to present, leaf first.
-    public let chain: [NIOSSLCertificate]
-    /// The leaf's private key.
-    public let privateKey: NIOSSLPrivateKey
+    /// The chain (leaf first) and its key, loaded into OpenSSL for the page's connections.
+    package let context: TLSServerContext
     /// Where it was read from (or written to).
     public let certificatePath: String
     /// The SHA-256 fingerprint (`AB:CD:…`, as browsers show it) when the certificate was made now;
@@ -26,23 +23,27 @@ public struct PageCertificate: Sendable {
     ///
     /// - Throws: ``PageError`` naming the file and what is wrong with it.
     public static func load(certificate: String, key: String) throws(PageError) -> PageCertificate {
-        let chain: [NIOSSLCertificate]
-        let privateKey: NIOSSLPrivateKey
+        let context: TLSServerContext
         do {
-            chain = try NIOSSLCertificate.fromPEMFile(certificate)
+            context = try TLSServerContext(certificate: certificate, key: key)
         } catch {
-            throw PageError(
-                "\(certificate): cannot be read as a PEM certificate (\(error)); name another with page.certificate, or leave it empty for a self-signed one"
-            )
+            switch error {
+            case .certificate(let reason):
+                throw PageError(
+                    "\(certificate): cannot be read as a PEM certificate (\(reason)); name another with page.certificate, or leave it empty for a self-signed one"
+                )
+            case .key(let reason):
+                throw PageError("\(key): cannot be read as a PEM private key (\(reason)); name another with page.key")
+            case .mismatch(let reason):
+                throw PageError(
+                    "\(certificate): the certificate and the key \(key) do not make a TLS identity (\(reason)); name the key that belongs to it with page.key"
+                )
+            case .library(let reason):
+                throw PageError("the page's TLS could not start (\(reason))")
+            }
         }
-        do {
-            privateKey = try NIOSSLPrivateKey(file: key, format: .pem)
-        } catch {
-            throw PageError("\(key): cannot be read as a PEM private key (\(error)); name another with page.key")
-        }
-        guard !chain.isEmpty else { throw PageError("\(certificate): holds no certificate") }
         return PageCertificate(
-            chain: chain, privateKey: privateKey, certificatePath: certificate, madeWithFingerprint: nil)
+            context: context, certificatePath: certificate, madeWithFingerprint: nil)
     }
 
     /// The certificate kept in `directory`, made there first when there is none.
@@ -75,8 +76,7 @@ public struct PageCertificate: Sendable {
             .flatMap { $0.split(separator: "=", maxSplits: 1).last.map { $0.trimmingWhitespace() } }
         let loaded = try load(certificate: certificatePath, key: keyPath)
         return PageCertificate(
-            chain: loaded.chain, privateKey: loaded.privateKey, certificatePath: certificatePath,
-            madeWithFingerprint: fingerprint ?? "?")
+            context: loaded.context, certificatePath: certificatePath, madeWithFingerprint: fingerprint ?? "?")
     }
 
     /// Runs `openssl` with `arguments`; its standard output.

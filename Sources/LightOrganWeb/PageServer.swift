@@ -3,7 +3,6 @@ public import Logging
 public import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 import NIOWebSocket
 
 /// The receiver's page: HTTPS for the page itself, WSS for `/live` (lamps, status, settings,
@@ -35,17 +34,7 @@ public final class PageServer: Sendable {
     public static func bind(
         host: String, port: Int, certificate: PageCertificate, backend: any PageBackend, logger: Logger
     ) async throws(PageError) -> PageServer {
-        let context: NIOSSLContext
-        do {
-            var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: certificate.chain.map { .certificate($0) },
-                privateKey: .privateKey(certificate.privateKey))
-            configuration.minimumTLSVersion = .tlsv12
-            context = try NIOSSLContext(configuration: configuration)
-        } catch {
-            throw PageError(
-                "\(certificate.certificatePath): the certificate and key do not make a TLS identity (\(error))")
-        }
+        let context = certificate.context
         let connections = PageConnections(logger: logger)
         // On the receiver's event loop, with the frames: a page is told of new lamps in the frame's wake-up.
         let bootstrap = ServerBootstrap(group: backend.lampLoop)
@@ -77,7 +66,7 @@ public final class PageServer: Sendable {
     }
 
     private static func configure(
-        _ channel: any Channel, id: PageAdmission.ConnectionID, connections: PageConnections, tls: NIOSSLContext,
+        _ channel: any Channel, id: PageAdmission.ConnectionID, connections: PageConnections, tls: TLSServerContext,
         backend: any PageBackend, logger: Logger
     ) throws {
         let socket = PageSocketContext(id: id, connections: connections, backend: backend, logger: logger)
@@ -92,10 +81,10 @@ public final class PageServer: Sendable {
 
     /// TLS → HTTP/1.1 → the page's files, or a WebSocket after an upgrade.
     private static func configureTLS(
-        _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, tls: NIOSSLContext,
+        _ pipeline: ChannelPipeline.SynchronousOperations, channel: any Channel, tls: TLSServerContext,
         socket: PageSocketContext
     ) throws {
-        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+        try pipeline.addHandler(TLSServerHandler(context: tls))
         let files = PageHTTPHandler()
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: maximumMessageBytes,

@@ -7,6 +7,8 @@ the recorder in the page, one time line).
 """
 import http.client
 import json
+import os
+import socket
 import ssl
 import subprocess
 import time
@@ -14,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from support.browser import counter_sender, gone_dark, open_page, shown, stalled_pages, tap, websocket
+from support.browser import PAGE_PORT, counter_sender, gone_dark, open_page, shown, stalled_pages, tap, websocket
 from support.page_music import fetch_up_front  # noqa: F401 (conftest.py fetches the recording up front)
 from support.processes import ages_ms, made, percentile
 from support.strangers import Strangers
@@ -52,9 +54,26 @@ def test_the_page_over_https_signs_in_and_plain_http_is_redirected(page_host, br
           redirect == (301, f"{base}/?from=a-typed-address", b""), f"got {redirect}")
 
 
+def tls_garbage(address):
+    """Opens a TCP connection to the page, sends a TLS handshake record of random bytes and reads until the receiver
+    closes it: the bytes it sent back, or None when it had not closed the connection 10 s later."""
+    with socket.create_connection((address, PAGE_PORT), timeout=10) as connection:
+        connection.sendall(b"\x16\x03\x01\x02\x00" + os.urandom(512))
+        answer = b""
+        try:
+            while chunk := connection.recv(4096):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+        except TimeoutError:
+            return None
+        return answer
+
+
 def test_garbage_a_wrong_key_and_foreign_origins_are_refused_and_change_nothing(page_host, browser, check, tmp_path):
     process, key = page_host.receiver("refusals")
     address, base = page_host.address, page_host.base
+    tls = tls_garbage(address)
     foreign = websocket(address, "/live", "https://evil.example")
     no_origin = websocket(address, "/audio", "null")
     wrong = websocket(address, "/live", base, json.dumps({"type": "hello", "key": "not-the-key-at-all-1234"}))
@@ -72,14 +91,21 @@ def test_garbage_a_wrong_key_and_foreign_origins_are_refused_and_change_nothing(
     page.close()
     changed = (tmp_path / "state-refusals" / "page-settings.yaml").exists()
     process.stop()
-    ok = (foreign[0] == 403 and no_origin[0] == 403 and wrong[1] and wrong[1][0] == 4001 and garbage[1]
-          and garbage[1][0] in (1003, 1007) and unkeyed[1] and unkeyed[1][0] in (1008, 4001) and rate[1] and rate[1][0] == 1008
-          and nan[1] and nan[1][0] == 1007 and huge[1] and huge[1][0] == 1009 and "not accepted" in said and not changed)
-    check("refused with a reason, nothing changed: a foreign Origin (403), Origin null (403), a wrong key (4001), "
-          "garbage (1003/1007), a setting without hello and key (1008/4001), a 5 Hz sample rate (1008), NaN samples (1007), "
-          "a 200 kB message (1009); the page says the key was not accepted", ok,
-          f"foreign {foreign}, null {no_origin}, wrong {wrong}, garbage {garbage}, unkeyed {unkeyed}, rate {rate}, "
-          f"nan {nan}, huge {huge}, page file written {changed}")
+    check("a TLS handshake of random bytes: the receiver closes the connection", tls is not None,
+          "still open after 10 s")
+    check("a TLS handshake of random bytes: answered with a TLS alert or nothing",
+          tls is not None and (tls == b"" or tls[:1] == b"\x15"), f"answer {tls[:16] if tls else tls}")
+    check("a foreign Origin is refused (403)", foreign[0] == 403, f"foreign {foreign}")
+    check("Origin null is refused (403)", no_origin[0] == 403, f"null {no_origin}")
+    check("a wrong key is refused (4001)", bool(wrong[1]) and wrong[1][0] == 4001, f"wrong {wrong}")
+    check("garbage is refused (1003/1007)", bool(garbage[1]) and garbage[1][0] in (1003, 1007), f"garbage {garbage}")
+    check("a setting without hello and key is refused (1008/4001)",
+          bool(unkeyed[1]) and unkeyed[1][0] in (1008, 4001), f"unkeyed {unkeyed}")
+    check("a 5 Hz sample rate is refused (1008)", bool(rate[1]) and rate[1][0] == 1008, f"rate {rate}")
+    check("NaN samples are refused (1007)", bool(nan[1]) and nan[1][0] == 1007, f"nan {nan}")
+    check("a 200 kB message is refused (1009)", bool(huge[1]) and huge[1][0] == 1009, f"huge {huge}")
+    check("the page says the key was not accepted", "not accepted" in said, said[:200])
+    check("nothing changed: no page settings file written", not changed, f"page file written {changed}")
 
 
 # Seconds after pages stop reading from which the receiver skips their pushes: their buffers fill first (the kernel's

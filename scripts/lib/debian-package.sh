@@ -142,6 +142,8 @@ debian_depends() {
             libavahi-common.so.3) depends+=("libavahi-common3 (>= 0.8)") ;;
             libyaml-0.so.2) depends+=("libyaml-0-2 (>= 0.2.2)") ;;
             libmosquitto.so.1) depends+=("libmosquitto1 (>= 2.0)") ;;
+            # The page's TLS: OpenSSL 3.0's functions only (trixie's libssl3t64 provides libssl3).
+            libssl.so.3 | libcrypto.so.3) depends+=("libssl3 (>= 3.0.0)") ;;
             libgpiod.so.*) say "libgpiod must be linked statically, but the binary loads $library"; return 1 ;;
             *) say "no Debian package known for $library: add it to debian_depends in scripts/lib/debian-package.sh"; return 1 ;;
         esac

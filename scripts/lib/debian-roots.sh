@@ -20,7 +20,7 @@ arm64_sysroot=$cache_root/sid-arm64-sysroot
 sid_apt_options=(--aptopt='Acquire::Check-Valid-Until "false"')
 
 build_chroot_packages=swiftlang,lld,clang,git,pkg-config,ca-certificates,libc6-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev
-arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev,libmosquitto1,libpicohttpparser1,linux-image-arm64,busybox-static
+arm64_sysroot_packages=swiftlang,libc6-dev,libstdc++-16-dev,libgcc-16-dev,libgpiod-dev,libasound2-dev,libavahi-client-dev,libyaml-dev,libmosquitto-dev,libmosquitto1,libpicohttpparser1,libssl-dev,libssl3t64,linux-image-arm64,busybox-static
 
 # make_root DIRECTORY MMDEBSTRAP-ARGUMENTS...: makes the root once. It is built beside its final place and
 # moved there only when complete, so an interrupted run never leaves a half-made root that looks finished;

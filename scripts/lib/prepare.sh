@@ -9,9 +9,9 @@ say() { printf '%s\n' "lightorgan: $*" >&2; }
 
 # Packages that Swift needs to build and link on Debian (swift.org's list for Debian 12, minus the
 # ones only the REPL uses), libasound2-dev for ALSA capture, libavahi-client-dev for
-# DNS-SD discovery through the Avahi daemon, libyaml-dev for the settings file and libmosquitto-dev for MQTT
-# (Home Assistant). libgpiod 2 comes from ensure_libgpiod (below).
-build_packages=(binutils git libasound2-dev libavahi-client-dev libmosquitto-dev libyaml-dev libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
+# DNS-SD discovery through the Avahi daemon, libyaml-dev for the settings file, libmosquitto-dev for MQTT
+# (Home Assistant) and libssl-dev for the page's TLS. libgpiod 2 comes from ensure_libgpiod (below).
+build_packages=(binutils git libasound2-dev libavahi-client-dev libmosquitto-dev libssl-dev libyaml-dev libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libsqlite3-0
     libstdc++-12-dev libxml2-dev libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev)
 
 install_missing() {
