@@ -136,7 +136,8 @@ def score(item, beats, places, tempo):
     figures["f"] = float(mir_eval.beat.f_measure(ref, est, WINDOW))
     _, cmlt, _, amlt = mir_eval.beat.continuity(ref, est)
     figures["cmlt"], figures["amlt"] = float(cmlt), float(amlt)
-    figures["bpm"] = float(np.median([b for t, b in tempo if t > 5])) if tempo else 0.0
+    late = [b for t, b in tempo if t > 5] or [b for _, b in tempo]  # librosa's one tempo is at 0 s
+    figures["bpm"] = float(np.median(late)) if late else 0.0
     figures["bar"] = bar_share(item["beats"], item["places"], beats, places)
     if "step_time" in item:
         figures["lock"], figures["lock_proved"] = lock_time(reference, beats, item["step_time"])

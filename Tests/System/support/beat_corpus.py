@@ -10,7 +10,8 @@ every click is measured and the beat is put there (FluidSynth plays 3–5 ms aft
 event adds a little drift: ../../shared/guides/beats.md).
 
 The corpus: steady grooves from 72 to 176 BPM (ballad, hip-hop and funk syncopation, rock, shuffle, four on the
-floor, half-time, jazz swing, punk), a tempo step from 100 to 128 BPM, a ramp from 90 to 140 BPM (one tempo event
+floor, half-time, jazz swing, punk; rock played with a drummer's timing, rock with a fill every fourth bar, a piano
+and bass without drums, a waltz in 3/4), a tempo step from 100 to 128 BPM, a ramp from 90 to 140 BPM (one tempo event
 a beat), a 4-bar break (drums and bass stop, the pad goes on), and negatives that have no beat: a sustained pad,
 pink noise, silence and, given `--speech`, a recording of speech.
 
@@ -41,6 +42,7 @@ DRUMS = 9  # MIDI channel 10
 
 # General MIDI drum notes.
 KICK, SIDE_STICK, SNARE, CLAP, CLOSED_HAT, PEDAL_HAT, OPEN_HAT, CRASH, RIDE, WOOD_BLOCK = 36, 37, 38, 39, 42, 44, 46, 49, 51, 76
+LOW_TOM, MID_TOM, HIGH_TOM = 45, 47, 50
 # General MIDI programs (0-based).
 PIANO, ELECTRIC_PIANO, ACOUSTIC_BASS, FINGER_BASS, SYNTH_BASS, STRINGS, WARM_PAD = 0, 4, 32, 33, 38, 48, 89
 
@@ -81,6 +83,15 @@ GROOVES = {
     "jazz-swing": dict(drums={RIDE: "x...x.xx....x.xx", PEDAL_HAT: "....x.......x..."},
                        bass="x...x...x...x...", chords="stabs", stabs="......x.....x...", swing=2 / 3,
                        bass_program=ACOUSTIC_BASS, chord_program=PIANO, walking=True),
+    # A drummer's timing (each note off by a Gaussian of 8 ms, the beats annotated on the grid) and a fill in the
+    # last two beats of every fourth bar (16th notes on the snare and toms, a crash on the next one).
+    "rock-humanized": dict(drums={KICK: "x.......x.x.....", SNARE: "....x.......x...", CLOSED_HAT: "x.x.x.x.x.x.x.x."},
+                           bass="x.x.x.x.x.x.x.x.", chords="pad", swing=0.5, humanize=0.008),
+    "rock-fills": dict(drums={KICK: "x.......x.x.....", SNARE: "....x.......x...", CLOSED_HAT: "x.x.x.x.x.x.x.x."},
+                       bass="x.x.x.x.x.x.x.x.", chords="pad", swing=0.5, fills=True),
+    # No drums: a piano's chords on every beat, accented on 1 and 3, an acoustic bass on 1 and 3.
+    "piano": dict(drums={}, bass="x.......x.......", chords="stabs", stabs="x...x...x...x...", swing=0.5,
+                  bass_program=ACOUSTIC_BASS, chord_program=PIANO),
     "punk": dict(drums={KICK: "x.......x.......", SNARE: "....x.......x...", CLOSED_HAT: "x.x.x.x.x.x.x.x.",
                         CRASH: "x..............."},
                  bass="x.x.x.x.x.x.x.x.", chords="stabs", stabs="x.x.x.x.x.x.x.x.", swing=0.5,
@@ -98,7 +109,11 @@ STEADY = [
     ("half-time-140", "half-time", 140, 22),
     ("jazz-swing-160", "jazz-swing", 160, 24),
     ("punk-176", "punk", 176, 26),
+    ("rock-humanized-104", "rock-humanized", 104, 18),
+    ("rock-fills-116", "rock-fills", 116, 20),
+    ("piano-92", "piano", 92, 14),
 ]
+WALTZ = ("waltz-150", 150, 24)  # name, BPM, bars of 3/4
 STEP = ("step-100-128", "rock", 100, 128, 8, 12)  # name, groove, BPM before, after, bars before, after
 RAMP = ("ramp-90-140", "four-on-the-floor", 90, 140, 2, 16, 4)  # name, groove, from, to, bars before, ramp, after
 BREAK = ("break-4-bars-120", "rock", 120, 8, 4, 8)  # name, groove, BPM, bars before, break, after
@@ -111,9 +126,10 @@ def rng(name):
 class Song:
     """A MIDI file in the making: a tempo map in track 0 and notes per track, in ticks."""
 
-    def __init__(self, bars, tempo_at_beat):
+    def __init__(self, bars, tempo_at_beat, beats_per_bar=4):
         self.bars = bars
-        self.beats = 4 * bars
+        self.beats_per_bar = beats_per_bar
+        self.beats = beats_per_bar * bars
         # Tempo per beat (microseconds per quarter note, as MIDI stores it): one event wherever it changes.
         self.tempi = [mido.bpm2tempo(tempo_at_beat(b)) for b in range(self.beats)]
         self.tracks = {}
@@ -136,7 +152,7 @@ class Song:
     def midi(self):
         song = mido.MidiFile(type=1, ticks_per_beat=TICKS)
         conductor = mido.MidiTrack()
-        conductor.append(mido.MetaMessage("time_signature", numerator=4, denominator=4, time=0))
+        conductor.append(mido.MetaMessage("time_signature", numerator=self.beats_per_bar, denominator=4, time=0))
         previous, last_tick = None, 0
         for beat, tempo in enumerate(self.tempi):
             if tempo != previous:
@@ -170,29 +186,38 @@ def step_position(step, swing, grid):
     return beat + places[within]
 
 
-def add_groove(song, groove_name, bars, name, play_drums=lambda bar: True, play_bass=lambda bar: True):
-    """Writes `bars` bars of the groove: drums, bass and chords."""
+def add_groove(song, groove_name, bars, name, play_drums=lambda bar: True, play_bass=lambda bar: True, bpm=120):
+    """Writes `bars` bars of the groove: drums, bass and chords (`bpm` sets the humanised timing, in seconds)."""
     groove = GROOVES[groove_name]
     random_velocity = rng(name)
+    random_timing = rng(name + " timing")
+    spread = groove.get("humanize", 0) * bpm / 60  # beats
     swing = groove.get("swing", 0.5)
     grid = groove.get("swing_grid", 8)
     bass_program = groove.get("bass_program", FINGER_BASS)
     chord_program = groove.get("chord_program", WARM_PAD if groove["chords"] == "pad" else ELECTRIC_PIANO)
 
     def at(bar, step):
-        return 4 * bar + step_position(step, swing, grid)
+        offset = random_timing.gauss(0, spread) if spread else 0
+        return max(0, 4 * bar + step_position(step, swing, grid) + offset)
 
     for bar in range(bars):
         root, chord = ROOTS[bar % 4], CHORDS[bar % 4]
+        fill = groove.get("fills") and bar % 4 == 3
         if play_drums(bar):
             for drum, steps in groove["drums"].items():
                 for step, mark in enumerate(steps):
-                    if mark == ".":
+                    if mark == "." or (fill and step >= 8 and drum != KICK):
                         continue
                     base = 100 if mark == "x" else 55
                     accent = 12 if step % 4 == 0 else 0
                     velocity = min(127, base + accent + random_velocity.randint(-8, 8))
                     song.note("drums", DRUMS, 0, at(bar, step), 0.1, drum, velocity)
+            if fill:
+                for step, drum in zip(range(8, 16), [SNARE, SNARE, HIGH_TOM, HIGH_TOM, MID_TOM, MID_TOM, LOW_TOM, LOW_TOM]):
+                    song.note("drums", DRUMS, 0, at(bar, step), 0.1, drum, 96 + random_velocity.randint(-8, 8))
+            if groove.get("fills") and bar % 4 == 0 and bar > 0:
+                song.note("drums", DRUMS, 0, at(bar, 0), 0.1, CRASH, 110)
         if play_bass(bar):
             if groove.get("walking"):
                 scale = [0, 2, 4, 5, 7, 9, 11, 12]
@@ -216,15 +241,24 @@ def add_groove(song, groove_name, bars, name, play_drums=lambda bar: True, play_
                         song.note("chords", 1, chord_program, at(bar, step), 0.2, note, 78)
 
 
-def add_pad_through(song, bars):
+def add_waltz(song, bars, name):
+    """3/4: the bass on 1, the piano's chords on 2 and 3, a soft hi-hat on every beat."""
+    random_velocity = rng(name)
     for bar in range(bars):
-        for note in CHORDS[bar % 4]:
-            song.note("pad", 2, WARM_PAD, 4 * bar, 4, note, 66)
+        root, chord = ROOTS[bar % 4], CHORDS[bar % 4]
+        first = 3 * bar
+        song.note("bass", 0, ACOUSTIC_BASS, first, 0.9, root, 100 + random_velocity.randint(-6, 6))
+        for beat in (1, 2):
+            for note in chord:
+                song.note("chords", 1, PIANO, first + beat, 0.4, note, 70 + random_velocity.randint(-6, 6))
+        for beat in range(3):
+            song.note("drums", DRUMS, 0, first + beat, 0.1, PEDAL_HAT if beat else CLOSED_HAT,
+                      80 + random_velocity.randint(-8, 8))
 
 
 def probe(song):
     """The same tempo map with a wood-block click on every beat and nothing else."""
-    click = Song(song.bars, lambda b: 120)
+    click = Song(song.bars, lambda b: 120, song.beats_per_bar)
     click.tempi = list(song.tempi)
     for beat in range(song.beats):
         click.note("click", DRUMS, 0, beat, 0.05, WOOD_BLOCK, 120)
@@ -286,8 +320,8 @@ def aligned_beats(song, name, work):
     return [round(t, 5) for t in measured], float(np.median(offsets)), float(offsets.max() - offsets.min())
 
 
-def bar_places(count):
-    return [1 + b % 4 for b in range(count)]
+def bar_places(count, beats_per_bar=4):
+    return [1 + b % beats_per_bar for b in range(count)]
 
 
 def make_items():
@@ -295,8 +329,12 @@ def make_items():
     items = []
     for name, groove, bpm, bars in STEADY:
         song = Song(bars, lambda b, bpm=bpm: bpm)
-        add_groove(song, groove, bars, name)
+        add_groove(song, groove, bars, name, bpm=bpm)
         items.append((name, "groove", song, {"bpm": bpm}))
+    name, bpm, bars = WALTZ
+    song = Song(bars, lambda b: bpm, beats_per_bar=3)
+    add_waltz(song, bars, name)
+    items.append((name, "groove", song, {"bpm": bpm, "beats_per_bar": 3}))
 
     name, groove, before, after, bars_before, bars_after = STEP
     bars = bars_before + bars_after
@@ -396,7 +434,8 @@ def build(cache, speech=None):
                     render(song, wav, work)
                     if kind != "negative":
                         beats, offset, spread = aligned_beats(song, name, work)
-                        entry.update(beats=beats, places=bar_places(len(beats)), render_offset=round(offset, 5),
+                        entry.update(beats=beats, places=bar_places(len(beats), song.beats_per_bar),
+                                     render_offset=round(offset, 5),
                                      render_drift=round(spread, 5))
                 elif name == "pink-noise":
                     write_wav(wav, pink_noise(30))
