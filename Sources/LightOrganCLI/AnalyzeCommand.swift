@@ -11,8 +11,11 @@ struct AnalyzeCommand: AsyncParsableCommand {
         abstract: "Analyse a WAV file as fast as possible and write the frames as CSV to stdout.",
         discussion: """
             Columns: t_s (audio time in seconds of the last sample that contributed to the frame), \
-            bass, mid, treble (0…255). The analysis is the one `lightorgan send` runs, with the \
-            analysis.* settings of the settings file.
+            bass, mid, treble (0…255), beat (0, or on the frame where the beat tracker announces a beat its \
+            place in the bar, 1…4 with 1 the downbeat) and bpm (the tempo it holds, one decimal; 0 while it \
+            holds none: silence, noise, speech, a pad, or the first seconds of music). The analysis is the one \
+            `lightorgan send` runs, with the analysis.* settings of the settings file; the beat tracker decides \
+            each frame from the audio up to it, as it does live.
             """)
 
     @OptionGroup var common: CommonOptions
@@ -65,11 +68,13 @@ struct AnalyzeCommand: AsyncParsableCommand {
             var waveform = wav
             var producer = FrameProducer(source: wav, parameters: settings.analysis)
             var progress = ProgressBar(total: wav.duration)
-            var output = "t_s,bass,mid,treble\n"
+            var output = "t_s,bass,mid,treble,beat,bpm\n"
             var tick = 1
             while let frame = try producer.frame(upTo: Double(tick) / Double(framesPerSecond)) {
                 let time = Double(producer.consumedFrames - 1) / wav.format.sampleRate
-                output += "\(String(cFormat: "%.6f", time)),\(frame.bass),\(frame.mid),\(frame.treble)\n"
+                let beat = producer.lastBeat
+                let levels = "\(frame.bass),\(frame.mid),\(frame.treble)"
+                output += "\(String(cFormat: "%.6f", time)),\(levels),\(beat.beat),\(String(cFormat: "%.1f", beat.bpm))\n"
                 if plotter != nil {
                     let channels = wav.format.channels
                     let samples = waveform.read(frames: producer.consumedFrames - waveform.position)

@@ -257,7 +257,7 @@ struct AnalyzeTests {
             ["analyze", wav, "--fps", "1000", "--plot", plot], environment: steadyLamps)
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
-        #expect(lines.first == "t_s,bass,mid,treble")
+        #expect(lines.first == "t_s,bass,mid,treble,beat,bpm")
         #expect(lines.count == 1001)
         #expect(lines[1] == "0.000975,0,0,0" || lines[1].hasPrefix("0.000975,"))
         #expect(lines.last?.hasPrefix("0.999977,") == true)

@@ -11,6 +11,8 @@
 /// 5. Per frame, the highest envelope since the previous frame goes through the response — by
 ///    default ``DanceResponse`` (a flash on each onset of the band), or ``AutomaticGain`` (the
 ///    band's loudness) — and becomes 0…255.
+/// 6. The same envelopes feed the ``BeatTracker``: the beat, the tempo and the place in the bar
+///    (``lastBeat``), beside the levels, which it leaves unchanged.
 ///
 /// Nothing here needs a window of past samples: the latency is the group delay of the filters
 /// (under 1 ms above 1 kHz, a few ms at 60 Hz) plus the attack time.
@@ -23,6 +25,10 @@ public struct BandAnalyzer: Sendable {
     /// The band envelopes (bass, mid, treble; linear amplitude, the highest of the frame) that the
     /// last ``nextFrame()`` turned into levels: what the lamps were judged from, for plots.
     public private(set) var lastEnvelopes = SIMD3<Float>()
+    /// What the beat tracker said of the last frame (``BeatState/none`` before the first; a frame that
+    /// repeats the previous one for want of audio announces no beat).
+    public private(set) var lastBeat = BeatState.none
+    private var beats: BeatTracker
     private var samplesSinceFrame = 0
     private var lastFrame = LevelFrame.off
     /// The response and what it has learnt: exactly one of the two is set. Two optionals rather
@@ -54,6 +60,7 @@ public struct BandAnalyzer: Sendable {
                 second: LinkwitzRileyFilter(.lowPass, frequency: bassCrossover, sampleRate: rate)),
             attack: SIMD4(repeating: follower.attackCoefficient),
             release: SIMD4(repeating: follower.releaseCoefficient))
+        beats = BeatTracker(noiseGate: parameters.noiseGate)
         switch parameters.response {
         case .dance: dance = DanceResponse(parameters: parameters)
         case .level: gain = AutomaticGain(parameters: parameters)
@@ -122,11 +129,15 @@ public struct BandAnalyzer: Sendable {
     /// Ends the current frame: the levels of the audio fed since the previous call (the previous
     /// frame again when no audio was fed: no time has passed for the response).
     public mutating func nextFrame() -> LevelFrame {
-        guard samplesSinceFrame > 0 else { return lastFrame }
+        guard samplesSinceFrame > 0 else {
+            lastBeat.beat = 0
+            return lastFrame
+        }
         let elapsed = Double(samplesSinceFrame) / sampleRate
         let peaks = state.peaksSinceFrame
         let envelopes = SIMD3(peaks[0], peaks[1], peaks[2])
         lastEnvelopes = envelopes
+        lastBeat = beats.update(envelopes: envelopes, elapsed: elapsed)
         let levels: SIMD3<Float>
         if dance != nil {
             levels = dance!.levels(envelopes: envelopes, elapsed: elapsed)

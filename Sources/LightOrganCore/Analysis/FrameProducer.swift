@@ -22,9 +22,11 @@ public struct FrameProducer: Sendable {
         self.analyzer = BandAnalyzer(sampleRate: source.format.sampleRate, parameters: parameters)
     }
 
-    /// Audio time of the last sample analysed, seconds from the start of the source.
     /// The band envelopes behind the last frame (see ``BandAnalyzer/lastEnvelopes``).
     public var lastEnvelopes: SIMD3<Float> { analyzer.lastEnvelopes }
+    /// The beat tracker's word on the last frame (see ``BandAnalyzer/lastBeat``).
+    public var lastBeat: BeatState { analyzer.lastBeat }
+    /// Audio time of the last sample analysed, seconds from the start of the source.
     public var audioTime: Double { Double(consumedFrames) / source.format.sampleRate }
 
     /// The frame for the audio up to `audioTime` seconds, or nil once the source has ended (a
