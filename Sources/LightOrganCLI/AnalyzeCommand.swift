@@ -74,7 +74,8 @@ struct AnalyzeCommand: AsyncParsableCommand {
                 let time = Double(producer.consumedFrames - 1) / wav.format.sampleRate
                 let beat = producer.lastBeat
                 let levels = "\(frame.bass),\(frame.mid),\(frame.treble)"
-                output += "\(String(cFormat: "%.6f", time)),\(levels),\(beat.beat),\(String(cFormat: "%.1f", beat.bpm))\n"
+                let bpm = String(cFormat: "%.1f", beat.bpm)
+                output += "\(String(cFormat: "%.6f", time)),\(levels),\(beat.beat),\(bpm)\n"
                 if plotter != nil {
                     let channels = wav.format.channels
                     let samples = waveform.read(frames: producer.consumedFrames - waveform.position)

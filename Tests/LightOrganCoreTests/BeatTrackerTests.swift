@@ -212,7 +212,8 @@ struct BeatTrackerTests {
         #expect(first == track.samples)
     }
 
-    @Test("the beat does not depend on the frame rate: 50 and 1000 frames/s lock onto 120 BPM too", arguments: [50, 1000])
+    @Test(
+        "the beat does not depend on the frame rate: 50 and 1000 frames/s lock onto 120 BPM too", arguments: [50, 1000])
     func frameRateIndependent(fps: Int) {
         var track = DrumTrack(seconds: 15)
         let kicks = track.groove(bpm: 120, from: 0.25, to: 15)

@@ -171,27 +171,40 @@ install_missing "${build_packages[@]}"
 find_swift
 ensure_libgpiod
 
-# The system tests' venv (also the benchmarks'): Debian's python3 with its site packages (python3-ola,
-# numpy), the pinned PyPI packages of Tests/System/requirements.txt and, without their declared dependencies,
-# those of requirements-no-deps.txt; one venv per version of those files, made under a lock so that two runs
-# at once never build it twice. Prints its folder.
-test_venv() {
-    local requirements=$repo_root/Tests/System/requirements.txt
-    local without_dependencies=$repo_root/Tests/System/requirements-no-deps.txt
+# python_venv NAME REQUIREMENTS [NO-DEPS-REQUIREMENTS]: a venv of Debian's python3 with its site packages (python3-ola,
+# numpy) and the pinned PyPI packages of REQUIREMENTS (and, without their declared dependencies, those of
+# NO-DEPS-REQUIREMENTS); one venv per version of those files, made under a lock so that two runs at once never build
+# it twice. Prints its folder.
+python_venv() {
+    local name=$1 requirements=$2 without_dependencies=${3:-}
     local cache=${XDG_CACHE_HOME:-$HOME/.cache}/lightorgan
     local venv
-    venv=$cache/venv-tests-$(cat "$requirements" "$without_dependencies" | sha256sum | cut -c1-12)
+    venv=$cache/venv-$name-$(cat "$requirements" ${without_dependencies:+"$without_dependencies"} | sha256sum | cut -c1-12)
     mkdir -p "$cache"
     (
         flock 9
-        if [[ ! -x $venv/bin/pytest ]]; then
+        if [[ ! -f $venv/.complete ]]; then
             install_missing python3 python3-venv
-            say "making the test venv $venv"
+            say "making the $name venv $venv"
             rm -rf "$venv"
             /usr/bin/python3 -m venv --system-site-packages "$venv"
             "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
-            "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$without_dependencies"
+            if [[ -n $without_dependencies ]]; then
+                "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$without_dependencies"
+            fi
+            touch "$venv/.complete"
         fi
-    ) 9>"$cache/venv-tests.lock" >&2
+    ) 9>"$cache/venv-$name.lock" >&2
     echo "$venv"
+}
+
+# The system tests' venv (also the benchmarks' but the beat benchmark's): Tests/System/requirements.txt and
+# requirements-no-deps.txt.
+test_venv() {
+    python_venv tests "$repo_root/Tests/System/requirements.txt" "$repo_root/Tests/System/requirements-no-deps.txt"
+}
+
+# The beat benchmark's venv (scripts/beat-corpus, scripts/bench-beats): Tests/System/requirements-beats.txt.
+beat_venv() {
+    python_venv beats "$repo_root/Tests/System/requirements-beats.txt"
 }
