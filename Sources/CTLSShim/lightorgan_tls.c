@@ -18,13 +18,11 @@ struct lightorgan_tls_session {
     BIO *outgoing;  // OpenSSL's bytes for the peer (owned by ssl)
 };
 
-// OpenSSL's first queued error (or `fallback`) into error; the queue emptied. The error strings are loaded
-// here, at the first error, not at start (they are a few hundred KiB of a Pi's memory).
+// OpenSSL's first queued error (or `fallback`) into error; the queue emptied.
 static void take_error(char *error, size_t error_size, const char *fallback) {
     unsigned long code = ERR_get_error();
     if (error != NULL && error_size > 0) {
         if (code != 0) {
-            OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
             ERR_error_string_n(code, error, error_size);
         } else {
             snprintf(error, error_size, "%s", fallback);
@@ -36,10 +34,6 @@ static void take_error(char *error, size_t error_size, const char *fallback) {
 lightorgan_tls_context *lightorgan_tls_context_new(const char *certificate, const char *key, int *problem,
                                                    char *error, size_t error_size) {
     ERR_clear_error();
-    // Neither the error strings (see take_error) nor the system's openssl.cnf: what the page needs of TLS is
-    // set here (TLS 1.2 at least), and the config would load modules and policy at every start.
-    OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS | OPENSSL_INIT_NO_LOAD_CONFIG,
-                     NULL);
     lightorgan_tls_context *context = calloc(1, sizeof *context);
     if (context == NULL || (context->ssl = SSL_CTX_new(TLS_server_method())) == NULL) {
         *problem = LIGHTORGAN_TLS_CONTEXT_LIBRARY;

@@ -127,7 +127,12 @@ def _cost(pi, label):
 
 
 PI_CPU_GOAL = 75  # % of one emulated core, the receiver driving 3 lines at 100 frames/s (TCG)
-PI_DIRTY_GOAL_MIB = 8  # MiB of private dirty memory, the same
+# MiB of private dirty memory, the same. 9, not 8, since the page's TLS is the system's OpenSSL (libssl3): the emulated
+# Pi's image has sid's 3.6, which adds 1.6 MiB (alone 5.6 → 7.2, with a page 6.3 → 8.1), half a MiB of it libcrypto's
+# relocated data; its error strings are another 0.2 MiB, which cannot be left out without leaving them out of
+# libmosquitto's TLS errors too (OpenSSL loads them once a process). On bookworm's OpenSSL 3.0 the same costs 0.2 MiB
+# (measured on amd64). In exchange: no BoringSSL in the binary (arm64 22 → 18 MB), TLS fixes from apt.
+PI_DIRTY_GOAL_MIB = 9
 
 
 def test_packaged_receiver_plays_the_demo_and_serves_its_page_on_the_pi(raspberry_pi, check, figure):
