@@ -1,4 +1,5 @@
 import CTLSShim
+import LightOrganCore
 
 /// The page's TLS identity loaded into Debian's OpenSSL (libssl3): TLS 1.2 and 1.3, a server
 /// context that every connection's ``TLSServerHandler`` makes its session from.
@@ -25,7 +26,7 @@ package final class TLSServerContext: @unchecked Sendable {
         var problem: Int32 = 0
         var reason = [CChar](repeating: 0, count: 256)
         guard let made = lightorgan_tls_context_new(certificate, key, &problem, &reason, reason.count) else {
-            let text = String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let text = String(cCharacters: reason)
             switch Int(problem) {
             case Int(LIGHTORGAN_TLS_CONTEXT_CERTIFICATE.rawValue): throw .certificate(text)
             case Int(LIGHTORGAN_TLS_CONTEXT_KEY.rawValue): throw .key(text)

@@ -1,4 +1,5 @@
 import CTLSShim
+import LightOrganCore
 import NIOCore
 
 /// TLS for one page connection, server side, with the session in Debian's OpenSSL
@@ -74,7 +75,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } while outcome > 0
         if outcome == Int(LIGHTORGAN_TLS_FAILED.rawValue) {
             sendPending(context, flush: true)  // OpenSSL's alert, if it made one
-            return fail(context, Failure(description: reasonText()))
+            return fail(context, Failure(description: String(cCharacters: reason)))
         }
         let closedByPeer = outcome == Int(LIGHTORGAN_TLS_CLOSED.rawValue)
         if closing != nil {
@@ -151,7 +152,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             lightorgan_tls_write(session, raw.bindMemory(to: UInt8.self).baseAddress, raw.count, &reason, reason.count)
         }
         guard written >= 0 else {
-            let failure = Failure(description: reasonText())
+            let failure = Failure(description: String(cCharacters: reason))
             promise?.fail(failure)
             return fail(context, failure)
         }
@@ -189,9 +190,5 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func fail(_ context: ChannelHandlerContext, _ failure: Failure) {
         context.fireErrorCaught(failure)
         context.close(promise: nil)
-    }
-
-    private func reasonText() -> String {
-        String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -32,6 +32,9 @@ import wave
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(__file__))
+import bench_checks  # noqa: E402
+
 GOAL_F, GOAL_CMLT, GOAL_LOCK, GOAL_RAMP, GOAL_BREAK = 0.75, 0.55, 2.0, 0.8, 0.8
 WINDOW = 0.07  # s, mir_eval's F-measure window
 SYSTEMS = ("ours", "ledfx", "librosa")
@@ -250,12 +253,7 @@ def main():
     print("\n" + "\n".join(summary(results)))
     if not args.check:
         return 0
-    checks = goals(results)
-    for name, ok, detail in checks:
-        print(f"{'✔' if ok else '✘'} beats: {name} ({detail})")
-    failed = sum(not ok for _, ok, _ in checks)
-    print(f"beats: {len(checks) - failed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return bench_checks.report("beats", goals(results))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
+import bench_checks  # noqa: E402
 import music_metrics  # noqa: E402
 
 GOAL_SWING, GOAL_F, GOAL_FULL = 60.0, 0.6, 0.25
@@ -122,12 +123,7 @@ def main():
     print("\n" + "\n".join(summary(results)))
     if not args.check:
         return 0
-    checks = goals(results)
-    for name, ok, detail in checks:
-        print(f"{'✔' if ok else '✘'} music: {name} ({detail})")
-    failed = sum(not ok for _, ok, _ in checks)
-    print(f"music: {len(checks) - failed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    return bench_checks.report("music", goals(results))
 
 
 if __name__ == "__main__":
