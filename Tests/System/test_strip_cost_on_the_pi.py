@@ -1,9 +1,9 @@
 """What a 300-pixel strip costs the receiver beside its GPIO lamps, and whether the lamps keep their timing: the
-benchmark, on the emulated Raspberry Pi 3 and 4 (the packaged lightorgan; the kernel's spidev and spi-bcm2835 into
+benchmark, on the emulated Raspberry Pi 3 (the packaged lightorgan; the kernel's spidev and spi-bcm2835 into
 QEMU 10's SPI model; support/strip_pi.py).
 
-The counted boot of each model (support/raspberry_pi.py's Boots; guests/raspi-strip.sh with `lightorgan.cost`, after
-the 600-pixel frames of test_strip_on_the_pi.py): the receiver with its three GPIO
+The Pi 3's counted boot (support/raspberry_pi.py's Boots and COUNTED_MODELS; guests/raspi-strip.sh with
+`lightorgan.cost`, after the 600-pixel frames of test_strip_on_the_pi.py): the receiver with its three GPIO
 lamps fed the packaged sender's demo at 100 frames/s (the level response: every lamp moves all the time) for 30 s
 of the guest's time, then the same with 300 pixels (scroll) on SPI beside them, then the receiver's own sound (a pipe
 analysed and played) with the 300 pixels and no sender, then the same as a room of a Snapcast house (snapserver in
@@ -27,7 +27,7 @@ import statistics
 
 import pytest
 
-from support.raspberry_pi import MODELS, fetch_up_front, prepare_beside  # noqa: F401 (both: conftest.py)
+from support.raspberry_pi import COUNTED_MODELS, fetch_up_front, prepare_beside  # noqa: F401 (both: conftest.py)
 from support.strip_pi import RESET_BYTES, strip_of
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timing, pytest.mark.timeout(1800)]
@@ -38,7 +38,7 @@ GOAL = 1.3  # the strip's receiver at most 1.3 times the lamps' user time
 FRAME_BYTES = PIXELS * 9 + RESET_BYTES  # a 300-pixel frame on SPI: 3 SPI bits an LED bit, then the reset
 
 
-@pytest.fixture(scope="module", params=list(MODELS))
+@pytest.fixture(scope="module", params=COUNTED_MODELS)
 def counted_strip_pi(request, pi_boots):
     """The Pi's counted boot: instructions counted, CPU 1 nohz_full, the SPI driver polling."""
     return strip_of(pi_boots.counted(request.param))

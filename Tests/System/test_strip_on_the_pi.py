@@ -5,7 +5,7 @@ bytes the driver put in the FIFO (QEMU's trace of the SPI block's register write
 what Adafruit's neopixel_spi, an independent encoder from PyPI, makes of the expected pixels
 (support/neopixel_reference.py).
 
-Each model's two boots of the session are judged here (support/raspberry_pi.py's Boots; guests/raspi-strip.sh marks
+Each model's whole boot and the Pi 3's counted boot are judged here (support/raspberry_pi.py's Boots; guests/raspi-strip.sh marks
 its steps in the trace): the whole boot, after test_raspberry_pi.py's GPIO steps, with spidev's default transfer
 limit (4096 bytes) for the route (busybox's own bytes back exactly), the receiver's frames, dark after a
 disconnect, receiver.timeout and SIGTERM, test-leds' sequence and the errors; and the counted boot, after the cost
@@ -23,7 +23,7 @@ import re
 import pytest
 
 from support import neopixel_reference, ws2812_spi
-from support.raspberry_pi import MODELS, SPI_DEVICE, fetch_up_front, prepare_beside  # noqa: F401 (conftest.py)
+from support.raspberry_pi import COUNTED_MODELS, MODELS, SPI_DEVICE, fetch_up_front, prepare_beside  # noqa: F401 (conftest.py)
 from support.strip_pi import RESET_BYTES, STRIP_HZ, strip_of
 
 pytestmark = [pytest.mark.pi, pytest.mark.package, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -55,7 +55,7 @@ def strip_pi(request, pi_boots):
     return strip_of(pi_boots.whole(request.param))
 
 
-@pytest.fixture(scope="module", params=list(MODELS))
+@pytest.fixture(scope="module", params=COUNTED_MODELS)
 def large_strip_pi(request, pi_boots):
     """The Pi's counted boot, with spidev.bufsiz=32768, for the 600-pixel frame."""
     return strip_of(pi_boots.counted(request.param))
