@@ -52,6 +52,9 @@ let package = Package(
         // The pure-Swift core: frames, analysis, audio synthesis and decoding, the settings model.
         // No C dependency and no networking: it builds and tests on any machine.
         swiftTarget("LightOrganCore"),
+        // What the core must not do, as NIOPosix beside NIOCore: threads of our own (pthreads) and child processes
+        // (posix_spawn), for the adapters and services.
+        swiftTarget("LightOrganPOSIX", ["LightOrganCore"]),
         // libasound2, seen from Swift; and the 10 lines of C that Swift cannot write (a variadic callback).
         debianLibrary("CALSA", pkgConfig: "alsa", package: "libasound2-dev"),
         .target(name: "CALSAShim", dependencies: ["CALSA"]),
@@ -59,7 +62,7 @@ let package = Package(
         // package needs no libpulse0), and the server's own timing of it: when its audio was made.
         .target(name: "CPulseShim", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         // Adapter: audio inputs — ALSA capture, raw PCM on stdin, the PipeWire/PulseAudio monitor.
-        swiftTarget("LightOrganAudio", ["LightOrganCore", "CALSA", "CALSAShim", "CPulseShim"]),
+        swiftTarget("LightOrganAudio", ["LightOrganCore", "LightOrganPOSIX", "CALSA", "CALSAShim", "CPulseShim"]),
         // libgpiod (the kernel's GPIO character device), v1 or v2, behind one small C API.
         debianLibrary("CGPIOD", pkgConfig: "libgpiod", package: "libgpiod-dev"),
         .target(name: "CGPIODShim", dependencies: ["CGPIOD"]),
@@ -77,6 +80,7 @@ let package = Package(
             "LightOrganNetwork",
             [
                 "LightOrganCore",
+                "LightOrganPOSIX",
                 nio("NIOCore"),
                 nio("NIOPosix"),
                 logging,
@@ -90,6 +94,7 @@ let package = Package(
             name: "LightOrganWeb",
             dependencies: [
                 "LightOrganCore",
+                "LightOrganPOSIX",
                 nio("NIOCore"),
                 nio("NIOPosix"),
                 nio("NIOHTTP1"),
@@ -115,12 +120,13 @@ let package = Package(
         .target(name: "CSPIShim"),
         // Adapter: where levels become light — GPIO lines, LED strips (SPI, the Pi 5's PIO), the
         // terminal's virtual LEDs, plain stdout lines.
-        swiftTarget("LightOrganOutput", ["LightOrganCore", "CGPIODShim", "CSPIShim"]),
+        swiftTarget("LightOrganOutput", ["LightOrganCore", "LightOrganPOSIX", "CGPIODShim", "CSPIShim"]),
         // The sender and receiver as swift-service-lifecycle services, assembled from the parts above.
         swiftTarget(
             "LightOrganServices",
             [
                 "LightOrganCore",
+                "LightOrganPOSIX",
                 "LightOrganDiscovery",
                 "LightOrganMQTT",
                 "LightOrganNetwork",
@@ -137,6 +143,7 @@ let package = Package(
             dependencies: [
                 "LightOrganAudio",
                 "LightOrganCore",
+                "LightOrganPOSIX",
                 "LightOrganDiscovery",
                 "LightOrganNetwork",
                 "LightOrganSettings",
@@ -162,10 +169,12 @@ let package = Package(
                 "LightOrganNetwork",
                 "LightOrganSettings",
                 "LightOrganTestSupport",
+                "LightOrganWeb",
                 nio("NIOCore"),
                 nio("NIOEmbedded"),
             ], swiftSettings: swiftSettings),
         tests("LightOrganCoreTests", ["LightOrganCore", "LightOrganTestSupport"]),
+        tests("LightOrganPOSIXTests", ["LightOrganCore", "LightOrganPOSIX"]),
         tests("LightOrganOutputTests", ["LightOrganCore", "LightOrganOutput", "LightOrganTestSupport"]),
         tests("LightOrganAudioTests", ["LightOrganAudio", "LightOrganCore"]),
         tests("LightOrganSettingsTests", ["LightOrganCore", "LightOrganSettings"]),

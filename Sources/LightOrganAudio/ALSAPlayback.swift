@@ -1,6 +1,7 @@
 import CALSA
 import CALSAShim
 public import LightOrganCore
+import LightOrganPOSIX
 
 #if canImport(Glibc)
 import Glibc

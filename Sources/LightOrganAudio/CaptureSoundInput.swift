@@ -1,4 +1,5 @@
 public import LightOrganCore
+import LightOrganPOSIX
 
 /// The receiver's own sound from an ALSA capture device (`receiver.sound: hw:1,0`): a USB
 /// microphone or a line-in HAT, analysed and not played (the room plays it already). Reads block

@@ -1,4 +1,5 @@
 public import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 /// What the laptop itself is playing: the monitor source of the default output (sink) of the

@@ -1,5 +1,6 @@
 import CPulseShim
 import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 #if canImport(Glibc)

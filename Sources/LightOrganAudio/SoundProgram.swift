@@ -1,5 +1,6 @@
 import FoundationEssentials
 import LightOrganCore
+import LightOrganPOSIX
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 public import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 /// The PipeWire or PulseAudio server of this user, asked through `pactl` (pulseaudio-utils; PipeWire

@@ -4,6 +4,7 @@ import LightOrganCore
 import LightOrganDiscovery
 import LightOrganNetwork
 import LightOrganOutput
+import LightOrganPOSIX
 import Logging
 import Synchronization
 import UnixSignals

@@ -1,5 +1,6 @@
 import LightOrganCore
 import LightOrganTestSupport
+import LightOrganWeb
 
 /// Random page connections through ``PageAdmission``: strangers from a few addresses opening, upgrading,
 /// saying hello without the key and closing, and an owner whose connections show the key. After every event:

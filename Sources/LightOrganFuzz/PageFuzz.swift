@@ -2,6 +2,7 @@ import Foundation
 import LightOrganCore
 import LightOrganSettings
 import LightOrganTestSupport
+import LightOrganWeb
 
 /// The page's decoders on hostile input: what a WebSocket client may send, as random bytes and as
 /// mutations of real messages. Every input is either a well-formed request whose fields keep their

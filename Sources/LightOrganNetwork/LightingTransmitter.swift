@@ -1,5 +1,6 @@
 import Dispatch
 public import LightOrganCore
+import LightOrganPOSIX
 public import Logging
 
 #if canImport(Glibc)

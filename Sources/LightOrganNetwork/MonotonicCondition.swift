@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganPOSIX
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 #if canImport(Glibc)

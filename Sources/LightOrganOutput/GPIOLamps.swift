@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 public import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 /// The `gpio` output: lamps on GPIO lines through libgpiod (the kernel's GPIO character device, so

@@ -1,5 +1,6 @@
 import Dispatch
 public import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 
 /// An addressable LED strip wired to the receiver: frames become pixels through a

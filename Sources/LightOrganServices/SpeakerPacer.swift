@@ -1,5 +1,6 @@
 package import LightOrganCore
 import LightOrganOutput
+import LightOrganPOSIX
 
 /// Sends a live source's frames when they are due (``FrameTimeline``), for a delay
 /// (`sender.delay`): the capture thread adds each frame as it is made and goes back to reading;

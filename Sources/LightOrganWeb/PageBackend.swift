@@ -1,4 +1,4 @@
-public import LightOrganCore
+import LightOrganCore
 public import NIOCore
 
 /// What the page server asks of the receiver: the port between this adapter and the receiver's

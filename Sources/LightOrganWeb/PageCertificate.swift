@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import LightOrganCore
+import LightOrganPOSIX
 
 /// The page's TLS identity: a certificate and its private key, as PEM files.
 ///

@@ -1,4 +1,4 @@
-package import LightOrganCore
+import LightOrganCore
 package import Logging
 package import NIOCore
 import Synchronization

@@ -1,4 +1,4 @@
-package import LightOrganCore
+import LightOrganCore
 public import Logging
 public import NIOCore
 import NIOHTTP1

@@ -6,7 +6,7 @@ import Darwin
 
 /// CLOCK_MONOTONIC: the clock of the stdout lines (shared by every process of the machine, so
 /// scripts can compare), of the PWM deadlines and frame grids, and of every deadline our own
-/// threads wait for (``ThreadCondition``, ``ChildProcess``'s time limit, the lighting transmitters).
+/// threads wait for (`ThreadCondition`, `ChildProcess`'s time limit, the lighting transmitters).
 public enum MonotonicClock {
     /// Now, seconds.
     public static func seconds() -> Double {
@@ -33,7 +33,7 @@ public enum MonotonicClock {
         .nanoseconds(nanoseconds())
     }
 
-    /// `duration` in whole nanoseconds (rounded down; the deadlines of ``ThreadCondition``-style
+    /// `duration` in whole nanoseconds (rounded down; the deadlines of `ThreadCondition`-style
     /// waits).
     public static func nanoseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components

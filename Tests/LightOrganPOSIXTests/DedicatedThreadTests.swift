@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganPOSIX
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Glibc
 import LightOrganCore
+import LightOrganPOSIX
 import Testing
 
 @Suite("Child processes, threads and C formatting without Foundation")

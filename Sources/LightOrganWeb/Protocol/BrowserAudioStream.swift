@@ -1,3 +1,5 @@
+import LightOrganCore
+
 /// The audio a browser streams on the page's `/audio` WebSocket, checked message by message.
 ///
 /// The page sends a `start` text message first — the secret, its AudioContext's own sample rate

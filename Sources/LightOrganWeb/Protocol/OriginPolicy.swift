@@ -1,3 +1,5 @@
+import LightOrganCore
+
 /// Whether a WebSocket upgrade comes from the receiver's own page (no cross-site WebSocket hijacking).
 ///
 /// Browsers send `Origin` with every WebSocket handshake and scripts cannot change it. The page's

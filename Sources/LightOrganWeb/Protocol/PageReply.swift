@@ -1,3 +1,4 @@
+public import LightOrganCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

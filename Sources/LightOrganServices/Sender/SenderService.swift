@@ -8,7 +8,7 @@ import Synchronization
 /// TCP, and to lighting devices (sACN, Art-Net, DDP) through ``LightingOutputs``.
 ///
 /// Data flow: ``AudioSource`` → ``FrameStream`` (crossovers, envelopes, AGC, speaker delay; one
-/// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverTarget`` → ``FrameSocket``
+/// frame per 1/`sender.fps` s of audio, newest wins) → every ``ReceiverConnection`` → ``FrameSocket``
 /// (3 bytes, newest wins, TCP_NODELAY). The thread that made a frame sends it, so a frame costs
 /// one wake-up and a `send(2)` per receiver, nothing more.
 /// Each receiver has its own connection and reconnect loop; the analysis never waits for any of
@@ -54,7 +54,7 @@ public struct SenderService: Service {
     }
 
     public func run() async throws {
-        let targets = locators.map { ReceiverTarget(locator: $0, logger: logger) }
+        let targets = locators.map { ReceiverConnection(locator: $0, logger: logger) }
         let made = FrameCounter()
         let stopper = Stopper()
         var failure: (any Error)?
@@ -94,7 +94,7 @@ public struct SenderService: Service {
         if let failure { throw failure }
     }
 
-    private func logStatistics(_ targets: [ReceiverTarget], made: FrameCounter, every interval: Duration) async {
+    private func logStatistics(_ targets: [ReceiverConnection], made: FrameCounter, every interval: Duration) async {
         var reported = 0
         while (try? await Task.sleep(for: interval)) != nil {
             let total = made.count.load(ordering: .relaxed)

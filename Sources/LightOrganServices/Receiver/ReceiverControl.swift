@@ -1,6 +1,6 @@
 import FoundationEssentials
 package import LightOrganCore
-package import LightOrganNetwork
+import LightOrganNetwork
 package import LightOrganWeb
 package import Logging
 package import NIOCore

@@ -1,3 +1,4 @@
+import LightOrganCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

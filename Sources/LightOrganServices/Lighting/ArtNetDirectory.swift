@@ -1,5 +1,6 @@
 import LightOrganCore
 public import LightOrganNetwork
+import LightOrganPOSIX
 public import Logging
 public import ServiceLifecycle
 import Synchronization

@@ -1,5 +1,6 @@
 public import LightOrganCore
 import LightOrganOutput
+import LightOrganPOSIX
 public import Logging
 import Synchronization
 

@@ -14,7 +14,7 @@ import Synchronization
 /// block, so they run on NIO's thread pool for blocking work, never on a task's thread.
 /// ``send(_:)`` never waits: when connected the frame goes to the ``FrameSocket`` (newest wins),
 /// otherwise it is skipped, so one slow or absent receiver never delays the frames or the others.
-final class ReceiverTarget: Sendable {
+final class ReceiverConnection: Sendable {
     /// Where it connects.
     let locator: any ReceiverLocator
     private let logger: Logger

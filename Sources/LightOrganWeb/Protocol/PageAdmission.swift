@@ -1,3 +1,5 @@
+import LightOrganCore
+
 /// Decides which of the page's connections stay open, so that the owner always gets in.
 ///
 /// A stranger on the LAN can open connections without the key: idle TCP connections, TLS handshakes

@@ -1,5 +1,6 @@
 import Foundation
 import LightOrganCore
+import LightOrganWeb
 import Testing
 
 /// The page's messages: what is accepted, and that everything else is refused with a reason.

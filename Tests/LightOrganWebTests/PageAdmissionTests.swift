@@ -1,4 +1,5 @@
 import LightOrganCore
+import LightOrganWeb
 import Testing
 
 @Suite("Which page connections stay open: the owner always gets in")

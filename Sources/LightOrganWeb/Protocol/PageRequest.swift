@@ -1,3 +1,4 @@
+import LightOrganCore
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

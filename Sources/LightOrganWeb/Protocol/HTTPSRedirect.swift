@@ -1,3 +1,5 @@
+import LightOrganCore
+
 /// Where a plain-HTTP request that reached the page's port is sent: the same host, port and path over
 /// HTTPS (`http://pi.local:8443/x` → `https://pi.local:8443/x`), built only from characters that are
 /// safe in a `Location` header.

@@ -1,3 +1,4 @@
+import LightOrganCore
 #if canImport(Glibc)
 public import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,6 @@
 package import LightOrganCore
 import LightOrganNetwork
+import LightOrganPOSIX
 package import Logging
 import Synchronization
 
