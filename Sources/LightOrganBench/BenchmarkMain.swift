@@ -12,7 +12,8 @@ enum BenchmarkMain {
         case "strip": StripBenchmark.run(arguments)
         case "levels-beat": LevelsBeatExperiment.run(arguments)
         default:
-            FileHandle.standardError.write(Data("usage: lightorgan-bench [analysis | strip] [--runs N] | levels-beat FILE.wav [--fps N]\\n".utf8))
+            let usage = "usage: lightorgan-bench [analysis | strip] [--runs N] | levels-beat FILE.wav [--fps N]\n"
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(2)
         }
     }
