@@ -255,7 +255,7 @@ def test_a_missing_broker_and_a_restarting_one_cost_a_line_and_never_a_lamp(page
     broker.start()
     check("it comes back: connected again, online retained again (the broker kept nothing)",
           online(broker, timeout=20), process.log()[-800:])
-    check("it comes back: the nine configs retained again", len(configs(broker)) == 9,
+    check("it comes back: the ten configs retained again", len(configs(broker)) == 10,
           f"{len(configs(broker))} configs")
     check("one line for the broker lost", process.log().count("lost the broker") == 1, process.log()[-1500:])
     check("one line for connected again", process.log().count("connected again") == 1, process.log()[-1500:])
@@ -309,7 +309,7 @@ def test_over_tls_the_receiver_trusts_mqtt_ca_file_and_without_it_says_which_set
         spawn.processes[-1].stop()  # the sender
         trusting, _ = receiver(page_host, broker, "trusting", env={"LIGHTORGAN_MQTT_CA_FILE": broker.ca_file})
         check("with mqtt.ca_file: connected over TLS, online", online(broker), trusting.log()[-1500:])
-        check("the configs too", wait_for(lambda: len(configs(broker)) == 9, 5))
+        check("the configs too", wait_for(lambda: len(configs(broker)) == 10, 5))
         check("the log names mqtts://", f"connected to mqtts://{broker.host}:{broker.port}" in trusting.log(),
               trusting.log()[-800:])
     finally:

@@ -105,8 +105,10 @@ def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, fr
                     "r.querySelector('[aria-checked=\"true\"]').dataset.value, r.querySelector('.summary').textContent, "
                     "document.querySelector('#st-effect').textContent, r.querySelector('.source').textContent]")
     logged = "page: receiver.strip.effect = blend" in process.log()
-    check("the effect row offers five effects (scroll, energy, flash, segments, blend)",
-          [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend"], f"choices {choices}")
+    check("the effect row offers eight effects (scroll, energy, flash, segments, blend, and on the beat bpm_strobe, "
+          "bar_step, beat_pulse)", [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend",
+                                                                       "bpm_strobe", "bar_step", "beat_pulse"],
+          f"choices {choices}")
     check("the effect chosen on the page (Blend) applies: the pixels change at once", pixels == blend,
           f"pixels 0, 15 {pixels[:3]}, {pixels[45:48]}")
     check("…the canvas shows them", canvas_matches(read, blend), f"canvas {read and read[:2]}")
