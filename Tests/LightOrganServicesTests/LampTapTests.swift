@@ -81,6 +81,22 @@ struct LampTapTests {
         #expect(output.last == .frame(.off), "the idle clock starts again after the receiver darkened the lamps")
     }
 
+    @Test("receiver.delay holds a frame's beat back with it; a frame coalesced into the next gives that one its beat")
+    func delayKeepsTheBeat() async throws {
+        let output = RecordingOutput()
+        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: EmbeddedEventLoop())
+        let delayed = DelayedOutput(
+            wrapping: tap, delay: .milliseconds(50), eventLoop: MultiThreadedEventLoopGroup.singleton.any()
+        ) { _ in }
+        try delayed.show(.off, beat: BeatState(beat: 1, bpm: 120, phase: 0, confidence: 1))
+        try delayed.show(.off, beat: BeatState(beat: 0, bpm: 120, phase: 0.01, confidence: 1))
+        #expect(output.looks.withLock { $0.isEmpty }, "nothing before the delay")
+        try await Task.sleep(for: .milliseconds(300))
+        let looks = output.looks.withLock { $0 }
+        #expect(looks.count == 1, "the two frames came within 2 ms: one timer, the later frame")
+        #expect(looks.first?.beat?.beat == 1 && looks.first?.beat?.phase == 0.01)
+    }
+
     @Test("a line's check lights it through the output, holds frames back, and ends dark after 10 s")
     func lineCheck() throws {
         let loop = EmbeddedEventLoop()
