@@ -490,13 +490,14 @@ function renderSettings(list) {
   for (const item of list) {
     if (!item || typeof item.key !== 'string') continue;
     const forStrip = item.key.startsWith('receiver.strip.');
-    if (forStrip && !hasStrip) continue;  // no strip: its settings do not show
+    // No strip: its settings do not show, but the effect, whose beat effects the lamps follow too.
+    if (forStrip && !hasStrip && item.key !== 'receiver.strip.effect') continue;
     seen.add(item.key);
     let row = rows.get(item.key);
     if (!row) {
       row = makeRow(item);
       rows.set(item.key, row);
-      $(forStrip ? '#strip-settings-list' : '#settings-list').append(row.root);
+      $(forStrip && hasStrip ? '#strip-settings-list' : '#settings-list').append(row.root);
     }
     updateRow(row, item);
   }
