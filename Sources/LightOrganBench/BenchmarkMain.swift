@@ -1,7 +1,8 @@
 import Foundation
 
 /// `lightorgan-bench [analysis | strip] [--runs N]`: the CPU benchmarks of the core's hot loops,
-/// each in a release build with no I/O (``AnalysisBenchmark``, ``StripBenchmark``).
+/// each in a release build with no I/O (``AnalysisBenchmark``, ``StripBenchmark``); `levels-beat FILE`: the beat
+/// tracker run on the levels rather than the envelopes (``LevelsBeatExperiment``).
 @main
 enum BenchmarkMain {
     static func main() {
@@ -9,8 +10,10 @@ enum BenchmarkMain {
         switch arguments.first {
         case nil, "analysis", "--runs": AnalysisBenchmark.run(arguments)
         case "strip": StripBenchmark.run(arguments)
+        case "levels-beat": LevelsBeatExperiment.run(arguments)
         default:
-            FileHandle.standardError.write(Data("usage: lightorgan-bench [analysis | strip] [--runs N]\\n".utf8))
+            let usage = "usage: lightorgan-bench [analysis | strip] [--runs N] | levels-beat FILE.wav [--fps N]\n"
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(2)
         }
     }

@@ -31,7 +31,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Also draw every strip effect over time into this SVG file (the first 5 s; receiver.strip.pixels, .palette and .gamma from the settings)."
+            "Also draw every strip effect over time into this SVG file (the first 8 s: the beat effects follow the beat from its lock, about 3 s in; receiver.strip.pixels, .palette and .gamma from the settings)."
     )
     var stripPlot: String?
 
@@ -82,7 +82,7 @@ struct AnalyzeCommand: AsyncParsableCommand {
                     plotter!.addWaveform(stride(from: 0, to: samples.count, by: channels).map { samples[$0] })
                     plotter!.addFrame(frame, at: time, envelopes: producer.lastEnvelopes)
                 }
-                if stripPlotter != nil, time <= 5 { stripPlotter!.add(frame, at: time) }
+                if stripPlotter != nil, time <= 8 { stripPlotter!.add(frame, beat: beat, at: time) }
                 if output.utf8.count > 1 << 16 {
                     StandardOutput.write(output)
                     output.removeAll(keepingCapacity: true)

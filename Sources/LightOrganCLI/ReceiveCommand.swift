@@ -30,6 +30,8 @@ struct ReceiveCommand: AsyncParsableCommand {
     @Option(help: CommonOptions.help("receiver.sound")) var sound: String?
     @Option(help: CommonOptions.help("receiver.play")) var play: String?
     @Option(help: CommonOptions.help("receiver.airplay.port")) var airplayPort: String?
+    @Option(help: CommonOptions.help("analysis.idle")) var idle: String?
+    @Option(help: CommonOptions.help("analysis.idle_after")) var idleAfter: String?
     @OptionGroup var strip: StripOptions
 
     func run() async throws {
@@ -48,6 +50,7 @@ struct ReceiveCommand: AsyncParsableCommand {
                     (forward, "--forward", "receiver.forward"),
                     (sound, "--sound", "receiver.sound"), (play, "--play", "receiver.play"),
                     (airplayPort, "--airplay-port", "receiver.airplay.port"),
+                    (idle, "--idle", "analysis.idle"), (idleAfter, "--idle-after", "analysis.idle_after"),
                 ] + strip.overrides
             let environment = ProcessInfo.processInfo.environment
             let pageFile = StateDirectory.pageSettingsFile(environment: environment)
@@ -76,7 +79,8 @@ struct ReceiveCommand: AsyncParsableCommand {
                     pagePort: page == nil || all.page.port == 0 ? nil : all.page.port,
                     environment: environment, logger: logger)
                 receiver = try await ReceiverService.bind(
-                    settings: settings, output: output, lighting: lighting.outputs, page: page, sound: sound,
+                    settings: settings, analysis: all.analysis, output: output, lighting: lighting.outputs, page: page,
+                    sound: sound,
                     home: home, logger: logger)
                 if let server = receiver.page, let page {
                     PageStartup.announce(

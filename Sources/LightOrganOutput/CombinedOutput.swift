@@ -12,12 +12,16 @@ public struct CombinedOutput: LevelOutput {
     }
 
     public mutating func show(_ frame: LevelFrame) throws {
+        try show(frame, look: .none)
+    }
+
+    public mutating func show(_ frame: LevelFrame, look: LookCue) throws {
         // Both get the frame even when one fails; the first failure is reported.
         // The strip first (it hands its pixels to its own thread at once): lamps that draw the strip
         // (the terminal's row) then draw this frame's pixels.
         var failure: (any Error)?
-        do { try strip.show(frame) } catch { failure = error }
-        do { try lamps.show(frame) } catch { failure = failure ?? error }
+        do { try strip.show(frame, look: look) } catch { failure = error }
+        do { try lamps.show(frame, look: look) } catch { failure = failure ?? error }
         if let failure { throw failure }
     }
 

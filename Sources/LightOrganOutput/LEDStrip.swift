@@ -63,12 +63,17 @@ public final class LEDStrip: LevelOutput, @unchecked Sendable {
     public var notes: [String] { device.notes }
 
     public func show(_ frame: LevelFrame) throws {
+        try show(frame, look: .none)
+    }
+
+    /// Draws `frame` with the strip's effect, as `look` says (a beat effect, the idle look), and hands it over.
+    public func show(_ frame: LevelFrame, look: LookCue) throws {
         if let error = failure.withLock({ error in
             defer { error = nil }; return error
         }) {
             throw error
         }
-        renderer.render(frame, at: MonotonicClock.seconds())
+        renderer.render(frame, look: look, at: MonotonicClock.seconds())
         hand(renderer.pixels)
     }
 

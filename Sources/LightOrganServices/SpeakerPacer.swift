@@ -55,13 +55,19 @@ package final class SpeakerPacer: @unchecked Sendable {
     }
 
     /// Capture thread: `frame` was made from the audio up to sample `endSample`; it is due
-    /// `delayNanoseconds` after that sample was made.
-    package func add(_ frame: LevelFrame, endingAtSample endSample: Int, delayNanoseconds: Int64, now: Int64) {
+    /// `delayNanoseconds` after that sample was made. `beat`: what the beat tracker said of it, which goes
+    /// with it.
+    package func add(
+        _ frame: LevelFrame, beat: BeatState = .none, endingAtSample endSample: Int, delayNanoseconds: Int64,
+        now: Int64
+    ) {
         condition.withLock {
             let changed = timeline.delayNanoseconds != delayNanoseconds
             timeline.delayNanoseconds = delayNanoseconds
-            timeline.add(frame, endingAtSample: endSample)
-            if delayNanoseconds == 0, let due = timeline.takeDue(now: now) { gate.offer(due) }
+            timeline.add(frame, beat: beat, endingAtSample: endSample)
+            if delayNanoseconds == 0, let due = timeline.takeDueWithBeat(now: now) {
+                gate.offer(due.frame, beat: due.beat)
+            }
             // A frame still waits (delayed, or due later by its source's own clock: a Snapcast room's): the
             // pacer thread sleeps until it is due.
             if timeline.nextDue != nil, isWaiting || (changed && isSleeping) { condition.signal() }
@@ -101,7 +107,9 @@ package final class SpeakerPacer: @unchecked Sendable {
                 isSleeping = false
                 continue
             }
-            if let frame = timeline.takeDue(now: MonotonicClock.nanoseconds()) { gate.offer(frame) }
+            if let due = timeline.takeDueWithBeat(now: MonotonicClock.nanoseconds()) {
+                gate.offer(due.frame, beat: due.beat)
+            }
         }
         if isDraining { gate.finish(nil) }
     }

@@ -20,6 +20,13 @@ public final class RecordingOutput: LevelOutput {
     public init(strip: StripDescription? = nil) { stripList = strip.map { [$0] } ?? [] }
 
     public func show(_ frame: LevelFrame) throws { events.withLock { $0.append(.frame(frame)) } }
+    /// A frame as the ``LightLook`` made it: recorded as a frame, its cue kept in ``looks``.
+    public func show(_ frame: LevelFrame, look: LookCue) throws {
+        looks.withLock { $0.append(look) }
+        try show(frame)
+    }
+    /// The cues of the frames shown with one (``show(_:look:)``), oldest first.
+    public let looks = Mutex<[LookCue]>([])
     public func shutDown() { events.withLock { $0.append(.shutDown) } }
     public func showCheck(_ check: OutputCheck?) throws { events.withLock { $0.append(.check(check)) } }
     public func apply(_ change: OutputChange) { events.withLock { $0.append(.change(change)) } }

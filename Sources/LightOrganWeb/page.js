@@ -336,6 +336,7 @@ function renderStatus(s) {
   show('#st-drops', count(s.drops));
   show('#st-reconnects', count(s.reconnects));
   show('#st-connections', count(s.connections));
+  renderBeat(s);
   show('#st-sound', s.sound || 'none (receiver.sound: network)');
   show('#st-output', receiver.output || '–');
   show('#st-mode', receiver.mode || '–');
@@ -347,6 +348,31 @@ function renderStatus(s) {
   renderStrip(receiver.strip || null);
   renderSettings(Array.isArray(s.settings) ? s.settings : []);
   renderWiring(lines, s.checking || null, s.checkingStrip === true);
+}
+
+// ---- The beat: the tempo held and the place in the bar, extrapolated between statuses (twice a second)
+// from the latest beat's place and phase.
+const beat = { bpm: 0, place: 0, phase: 0, at: 0, timer: null };
+function renderBeat(s) {
+  beat.bpm = typeof s.bpm === 'number' ? s.bpm : 0;
+  beat.place = typeof s.place === 'number' ? s.place : 0;
+  beat.phase = typeof s.phase === 'number' ? s.phase : 0;
+  beat.at = performance.now();
+  show('#st-bpm', beat.bpm > 0 ? String(beat.bpm) : '–');
+  if (beat.bpm > 0 && !beat.timer) beat.timer = setInterval(drawBeat, 40);
+  drawBeat();
+}
+function drawBeat() {
+  const dots = document.querySelectorAll('#beat-dots i');
+  let lit = -1;
+  if (beat.bpm > 0 && beat.place > 0) {
+    const beats = beat.phase + (performance.now() - beat.at) / 1000 * beat.bpm / 60;
+    if (beats - Math.floor(beats) < 0.35) lit = (beat.place - 1 + Math.floor(beats)) % 4;
+  } else if (beat.timer) {
+    clearInterval(beat.timer);
+    beat.timer = null;
+  }
+  dots.forEach((dot, index) => dot.classList.toggle('on', index === lit));
 }
 
 // ---- The strip wired to the receiver (none: nothing of it shows).
@@ -415,6 +441,9 @@ const SETTINGS = {
       ['flash', 'Flash', 'The whole strip flashes in the bass colour on each bass beat, dark between.'],
       ['segments', 'Segments', 'A third of the strip per band — bass, mid, treble — each at its level.'],
       ['blend', 'Blend', 'The whole strip in the bands’ colours, mixed by their levels.'],
+      ['bpm_strobe', 'BPM strobe', 'Strip and lamps flash on each beat (a flash on each bass beat while no beat is held).'],
+      ['bar_step', 'Bar step', 'One colour at a time, stepping to the next on each bar’s first beat; the lamps too.'],
+      ['beat_pulse', 'Beat pulse', 'A pulse runs out from the centre with each beat; the lamps chase bass, mid, treble.'],
     ],
   },
   'receiver.strip.brightness': { label: 'Brightness limit', unit: '%', min: 1, max: 100, step: 1, strip: true,
@@ -425,6 +454,15 @@ const SETTINGS = {
   'receiver.sound': { label: 'The receiver’s own sound', text: true,
     suggestions: ['network', 'airplay', 'snapcast', 'snapcast://house.local', 'pipe:/run/lightorgan/spotify', 'hw:1,0'],
     hint: 'network: only senders and pages; airplay: an AirPlay speaker (needs shairport-sync); snapcast: a room of the Snapcast house the network announces, snapcast://HOST[:PORT] of that server’s (needs snapclient); pipe:PATH: raw sound from a FIFO (Spotify Connect through raspotify); hw:1,0: a USB microphone or line-in.' },
+  'analysis.idle': {
+    label: 'Without music',
+    choices: [
+      ['dark', 'Dark', 'The lamps follow the levels as they are: dark in silence.'],
+      ['breathe', 'Breathe', 'A slow breathing glow after a while without music; the first beat brings the dance back.'],
+      ['drift', 'Drift', 'A dim glow drifting through the colours after a while without music.'],
+    ],
+  },
+  'analysis.idle_after': { label: 'Idle look after', unit: 's', min: 1, max: 120, step: 1 },
   'receiver.play': { label: 'Play it on', text: true,
     suggestions: ['default', 'hw:0,0', 'none'],
     hint: 'The ALSA device AirPlay, Snapcast and pipe sound is played on (hw:0,0: the 3.5 mm jack; plughw:CARD=…: a USB DAC or HAT), or none. The lamps change when it is heard.' },
@@ -452,13 +490,14 @@ function renderSettings(list) {
   for (const item of list) {
     if (!item || typeof item.key !== 'string') continue;
     const forStrip = item.key.startsWith('receiver.strip.');
-    if (forStrip && !hasStrip) continue;  // no strip: its settings do not show
+    // No strip: its settings do not show, but the effect, whose beat effects the lamps follow too.
+    if (forStrip && !hasStrip && item.key !== 'receiver.strip.effect') continue;
     seen.add(item.key);
     let row = rows.get(item.key);
     if (!row) {
       row = makeRow(item);
       rows.set(item.key, row);
-      $(forStrip ? '#strip-settings-list' : '#settings-list').append(row.root);
+      $(forStrip && hasStrip ? '#strip-settings-list' : '#settings-list').append(row.root);
     }
     updateRow(row, item);
   }

@@ -111,6 +111,25 @@ struct AudioClockTests {
         #expect(timeline.nextDue == 5_051 * Self.millisecond, "frame 2 ends 10 ms of audio after sample 480")
     }
 
+    @Test("each frame leaves with its beat; a beat on a frame a late wake-up skips goes with the newest")
+    func beatsTravelWithTheFrames() {
+        var timeline = FrameTimeline(sampleRate: Self.rate, framesPerSecond: 100)
+        timeline.observe(samples: 1_920, at: 5_040 * Self.millisecond)
+        let held = BeatState(beat: 0, bpm: 120, phase: 0.5, confidence: 1)
+        var downbeat = held
+        downbeat.beat = 1
+        for n in 1...4 {
+            timeline.add(
+                LevelFrame(bass: UInt8(n), mid: 0, treble: 0), beat: n == 2 ? downbeat : held, endingAtSample: n * 480)
+        }
+        let first = timeline.takeDueWithBeat(now: 5_010 * Self.millisecond)
+        #expect(first?.frame.bass == 1 && first?.beat == held)
+        // Frames 2 (the downbeat) and 3 are due at once: frame 3 leaves, with the downbeat.
+        let late = timeline.takeDueWithBeat(now: 5_030 * Self.millisecond)
+        #expect(late?.frame.bass == 3 && late?.beat.beat == 1 && late?.beat.bpm == 120)
+        #expect(timeline.takeDueWithBeat(now: 5_040 * Self.millisecond)?.beat == held)
+    }
+
     @Test("a timeline holds at most its capacity, dropping the oldest")
     func capacity() {
         var timeline = FrameTimeline(sampleRate: Self.rate, capacity: 3)

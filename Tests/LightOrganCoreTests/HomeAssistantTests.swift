@@ -34,6 +34,7 @@ struct HomeAssistantTests {
                 "homeassistant/select/lightorgan_0123456789ab/palette/config",
                 "homeassistant/sensor/lightorgan_0123456789ab/driver/config",
                 "homeassistant/sensor/lightorgan_0123456789ab/fps/config",
+                "homeassistant/sensor/lightorgan_0123456789ab/bpm/config",
                 "homeassistant/sensor/lightorgan_0123456789ab/bass/config",
                 "homeassistant/sensor/lightorgan_0123456789ab/mid/config",
                 "homeassistant/sensor/lightorgan_0123456789ab/treble/config",
@@ -62,7 +63,10 @@ struct HomeAssistantTests {
         let light = try Self.object(configs[0].payload)
         #expect(light["schema"] as? String == "json")
         #expect(light["brightness_scale"] as? Int == 100)
-        #expect(light["effect_list"] as? [String] == ["segments", "blend", "scroll", "energy", "flash"])
+        #expect(
+            light["effect_list"] as? [String] == [
+                "segments", "blend", "scroll", "energy", "flash", "bpm_strobe", "bar_step", "beat_pulse",
+            ])
         #expect(light["supported_color_modes"] as? [String] == ["brightness"])
         #expect(light["color_mode"] as? Bool == true, "Home Assistant 2024.3 refuses the light without it")
         #expect(light["name"] is NSNull, "the light is the device: no name of its own")
@@ -71,7 +75,11 @@ struct HomeAssistantTests {
             sound["options"] as? [String] == [
                 "network", "airplay", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
             ])
-        let bass = try Self.object(configs[5].payload)
+        let tempo = try Self.object(configs[5].payload)
+        #expect(tempo["value_template"] as? String == "{{ value_json.bpm }}")
+        #expect(tempo["unit_of_measurement"] as? String == "BPM")
+        #expect(tempo["state_topic"] as? String == "lightorgan/living-room/status")
+        let bass = try Self.object(configs[6].payload)
         #expect(bass["value_template"] as? String == "{{ value_json.bass }}")
         #expect(bass["unit_of_measurement"] as? String == "%")
     }
@@ -163,7 +171,7 @@ struct HomeAssistantTests {
                 Self.topics.levels,
             ])
         #expect(first[0].payload == #"{"brightness":80,"color_mode":"brightness","effect":"scroll","state":"ON"}"#)
-        #expect(first[3].payload == #"{"driver":"laptop.local","fps":100}"#)
+        #expect(first[3].payload == #"{"bpm":0,"driver":"laptop.local","fps":100}"#)
         #expect(first.filter(\.retain).count == 4, "the levels alone are not retained")
         // Music at 100 frames a second for 10 s, a tick every 50 ms: levels change every tick, the rate jitters.
         var sent: [HomeReports.Message] = []
@@ -190,6 +198,25 @@ struct HomeAssistantTests {
         #expect(quiet <= 1, "\(quiet) messages while nothing changed")
         reports.resend()
         #expect(reports.messages(for: Self.snapshot(), now: .seconds(30)).count == 5)
+    }
+
+    @Test("the tempo: a beat found or lost goes at once, a tempo that drifts at most every 5 s with the frame rate")
+    func tempoReports() {
+        var reports = HomeReports(topics: Self.topics)
+        func snapshot(bpm: Int) -> HomeReports.Snapshot {
+            var snapshot = Self.snapshot()
+            snapshot.bpm = bpm
+            return snapshot
+        }
+        _ = reports.messages(for: snapshot(bpm: 0), now: .zero)
+        let found = reports.messages(for: snapshot(bpm: 124), now: .milliseconds(100))
+        #expect(found.contains { $0.topic == Self.topics.status && $0.payload.contains(#""bpm":124"#) })
+        let drift = reports.messages(for: snapshot(bpm: 125), now: .milliseconds(200))
+        #expect(!drift.contains { $0.topic == Self.topics.status })
+        let later = reports.messages(for: snapshot(bpm: 125), now: .milliseconds(5_200))
+        #expect(later.contains { $0.topic == Self.topics.status && $0.payload.contains(#""bpm":125"#) })
+        let lost = reports.messages(for: snapshot(bpm: 0), now: .milliseconds(5_300))
+        #expect(lost.contains { $0.topic == Self.topics.status && $0.payload.contains(#""bpm":0"#) })
     }
 
     @Test("levels are reported in percent of full")

@@ -194,12 +194,14 @@ struct FixtureTests {
         #expect(placed.universes == [0, 1])
     }
 
-    @Test("every strip layout draws the strip effect of its name; dimmers and colour fixtures are no strip")
+    @Test("every strip layout draws the strip effect of its name; dimmers and colours are none; beat effects are none")
     func layoutsAndEffects() {
-        for effect in StripEffect.allCases {
+        let ofTheLevels = StripEffect.allCases.filter { !$0.followsBeat }
+        for effect in ofTheLevels {
             #expect(FixtureLayout(rawValue: effect.rawValue)?.stripEffect == effect)
         }
-        #expect(FixtureLayout.allCases.filter(\.isStrip).count == StripEffect.allCases.count)
+        #expect(StripEffect.allCases.filter(\.followsBeat).allSatisfy { FixtureLayout(rawValue: $0.rawValue) == nil })
+        #expect(FixtureLayout.allCases.filter(\.isStrip).count == ofTheLevels.count)
         #expect([FixtureLayout.dimmers, .rgb, .rgbw].allSatisfy { !$0.isStrip })
     }
 }

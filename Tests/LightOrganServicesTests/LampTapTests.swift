@@ -33,6 +33,70 @@ struct LampTapTests {
         #expect(tap.levels.frame == LevelFrame(bass: 100, mid: 50, treble: 0))
     }
 
+    @Test("a frame of music goes through the look: bpm_strobe flashes on the beat, the output gets the cue")
+    func musicThroughTheLook() throws {
+        let output = RecordingOutput(strip: strip)
+        let tap = LampTap(
+            output: output, lines: lines, maxBrightness: 50, look: LightLook(effect: .bpmStrobe),
+            eventLoop: EmbeddedEventLoop())
+        let beat = BeatState(beat: 3, bpm: 128, phase: 0, confidence: 1)
+        try tap.show(LevelFrame(bass: 60, mid: 0, treble: 0), beat: beat)
+        #expect(output.last == .frame(LevelFrame(bass: 128, mid: 128, treble: 128)), "at full, then the limit")
+        #expect(output.looks.withLock { $0.last?.beat } == beat)
+        #expect(tap.beat.bpm == 128 && tap.beat.beat == 3 && tap.beat.place == 3)
+        try tap.show(LevelFrame(bass: 60, mid: 0, treble: 0), beat: nil)
+        #expect(output.last == .frame(LevelFrame(bass: 30, mid: 0, treble: 0)), "a network sender: the levels")
+        #expect(tap.beat.bpm == 0)
+    }
+
+    @Test("an effect change from the page waits for the downbeat while a beat is held, then reaches the output")
+    func effectOnTheDownbeat() throws {
+        let output = RecordingOutput(strip: strip)
+        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: EmbeddedEventLoop())
+        try tap.show(.off, beat: BeatState(beat: 2, bpm: 120, phase: 0, confidence: 1))
+        tap.apply(.stripEffect(.beatPulse))
+        tap.apply(.stripBrightness(40))
+        #expect(output.last == .change(.stripBrightness(40)), "the brightness at once, the effect waits")
+        try tap.show(.off, beat: BeatState(beat: 0, bpm: 120, phase: 0.5, confidence: 1))
+        #expect(!output.events.withLock { $0.contains(.change(.stripEffect(.beatPulse))) })
+        try tap.show(.off, beat: BeatState(beat: 1, bpm: 120, phase: 0, confidence: 1))
+        #expect(output.events.withLock { $0.contains(.change(.stripEffect(.beatPulse))) })
+    }
+
+    @Test("the idle look glows on a sender's silent frames after idle_after; the receiver's darkening is shown dark")
+    func idleThenDark() throws {
+        let output = RecordingOutput()
+        let tap = LampTap(
+            output: output, lines: lines, maxBrightness: 100, look: LightLook(idle: .drift, idleAfter: 1),
+            eventLoop: EmbeddedEventLoop())
+        let start = MonotonicClock.nanoseconds()
+        while MonotonicClock.nanoseconds() - start < 2_500_000_000 {
+            try tap.show(.off, beat: nil)
+            usleep(20_000)
+        }
+        #expect(output.frames.last.map { $0 != .off } == true, "glowing: \(output.frames.suffix(3))")
+        try tap.show(.off)
+        #expect(output.last == .frame(.off))
+        try tap.show(.off, beat: nil)
+        #expect(output.last == .frame(.off), "the idle clock starts again after the receiver darkened the lamps")
+    }
+
+    @Test("receiver.delay holds a frame's beat back with it; a frame coalesced into the next gives that one its beat")
+    func delayKeepsTheBeat() async throws {
+        let output = RecordingOutput()
+        let tap = LampTap(output: output, lines: lines, maxBrightness: 100, eventLoop: EmbeddedEventLoop())
+        let delayed = DelayedOutput(
+            wrapping: tap, delay: .milliseconds(50), eventLoop: MultiThreadedEventLoopGroup.singleton.any()
+        ) { _ in }
+        try delayed.show(.off, beat: BeatState(beat: 1, bpm: 120, phase: 0, confidence: 1))
+        try delayed.show(.off, beat: BeatState(beat: 0, bpm: 120, phase: 0.01, confidence: 1))
+        #expect(output.looks.withLock { $0.isEmpty }, "nothing before the delay")
+        try await Task.sleep(for: .milliseconds(300))
+        let looks = output.looks.withLock { $0 }
+        #expect(looks.count == 1, "the two frames came within 2 ms: one timer, the later frame")
+        #expect(looks.first?.beat?.beat == 1 && looks.first?.beat?.phase == 0.01)
+    }
+
     @Test("a line's check lights it through the output, holds frames back, and ends dark after 10 s")
     func lineCheck() throws {
         let loop = EmbeddedEventLoop()

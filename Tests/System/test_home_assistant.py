@@ -7,6 +7,7 @@ is missing, refuses the credentials or restarts costs one line and never a lamp;
 mqtt.ca_file (and without it names that setting); `auto` finds the broker that DNS-SD announces (a real avahi-daemon)."""
 import json
 import os
+import sys
 import time
 
 import pytest
@@ -25,6 +26,8 @@ BASE = "lightorgan/living-room"
 REQUIRED = {"light": {"command_topic", "schema"}, "select": {"command_topic", "options"},
             "sensor": {"state_topic"}, "button": {"command_topic"}}
 EVERY_ENTITY = {"unique_id", "device", "origin", "availability_topic"}
+EFFECTS = ["segments", "blend", "scroll", "energy", "flash", "bpm_strobe", "bar_step", "beat_pulse"]
+WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "support", "paced_writer.py")
 
 
 @pytest.fixture
@@ -77,12 +80,12 @@ def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availabil
     process, _ = receiver(page_host, broker)
     check("the receiver says online, retained, by its last will's topic", online(broker), process.log()[-1500:])
     found = {}
-    wait_for(lambda: len(found.update(configs(broker)) or found) >= 9, 5)
+    wait_for(lambda: len(found.update(configs(broker)) or found) >= 10, 5)
     by_component = {}
     for topic, config in found.items():
         by_component.setdefault(topic.split("/")[1], []).append(config)
-    check("nine entities: a light, two selects, five sensors, a button",
-          {name: len(items) for name, items in by_component.items()} == {"light": 1, "select": 2, "sensor": 5,
+    check("ten entities: a light, two selects, six sensors, a button",
+          {name: len(items) for name, items in by_component.items()} == {"light": 1, "select": 2, "sensor": 6,
                                                                           "button": 1}, sorted(found))
     missing = [f"{topic}: {sorted((REQUIRED[topic.split('/')[1]] | EVERY_ENTITY) - set(config))}"
                for topic, config in found.items() if (REQUIRED[topic.split("/")[1]] | EVERY_ENTITY) - set(config)]
@@ -96,8 +99,12 @@ def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availabil
           device.get("identifiers", [""])[0].startswith("lightorgan_"), device.get("identifiers"))
     check("the device has a version", device.get("sw_version"), device)
     light = next(iter(by_component.get("light", [{}])))
-    check("the light lists the five effects",
-          light.get("effect_list") == ["segments", "blend", "scroll", "energy", "flash"], light.get("effect_list"))
+    check("the light lists the eight effects, the three that follow the beat last",
+          light.get("effect_list") == EFFECTS, light.get("effect_list"))
+    tempo = next((config for topic, config in found.items() if topic.endswith("/bpm/config")), {})
+    check("a Tempo sensor in BPM, read from the status topic",
+          (tempo.get("unit_of_measurement"), tempo.get("state_topic"), tempo.get("value_template"))
+          == ("BPM", f"{BASE}/status", "{{ value_json.bpm }}"), tempo)
     check("the light's brightness is in percent", light.get("brightness_scale") == 100, light)
     state = json.loads(broker.retained(f"{BASE}/light/state").get(f"{BASE}/light/state", "{}"))
     check("the light's state is retained: on", state.get("state") == "ON", state)
@@ -115,7 +122,7 @@ def test_home_assistant_finds_the_receiver_by_retained_configs_and_its_availabil
     watcher = broker.messages(spawn, "configs", f"{PREFIX}/+/+/+/config")
     broker.publish(f"{PREFIX}/status", "online")
     check("Home Assistant's online on homeassistant/status brings every config again",
-          watcher.wait(lambda messages: len({m.topic for m in messages}) >= 9, 5), len(watcher.all()))
+          watcher.wait(lambda messages: len({m.topic for m in messages}) >= 10, 5), len(watcher.all()))
 
 
 def test_commands_change_the_receiver_as_its_page_does_and_changes_on_the_page_reach_the_broker(
@@ -248,7 +255,7 @@ def test_a_missing_broker_and_a_restarting_one_cost_a_line_and_never_a_lamp(page
     broker.start()
     check("it comes back: connected again, online retained again (the broker kept nothing)",
           online(broker, timeout=20), process.log()[-800:])
-    check("it comes back: the nine configs retained again", len(configs(broker)) == 9,
+    check("it comes back: the ten configs retained again", len(configs(broker)) == 10,
           f"{len(configs(broker))} configs")
     check("one line for the broker lost", process.log().count("lost the broker") == 1, process.log()[-1500:])
     check("one line for connected again", process.log().count("connected again") == 1, process.log()[-1500:])
@@ -302,7 +309,7 @@ def test_over_tls_the_receiver_trusts_mqtt_ca_file_and_without_it_says_which_set
         spawn.processes[-1].stop()  # the sender
         trusting, _ = receiver(page_host, broker, "trusting", env={"LIGHTORGAN_MQTT_CA_FILE": broker.ca_file})
         check("with mqtt.ca_file: connected over TLS, online", online(broker), trusting.log()[-1500:])
-        check("the configs too", wait_for(lambda: len(configs(broker)) == 9, 5))
+        check("the configs too", wait_for(lambda: len(configs(broker)) == 10, 5))
         check("the log names mqtts://", f"connected to mqtts://{broker.host}:{broker.port}" in trusting.log(),
               trusting.log()[-800:])
     finally:
@@ -329,6 +336,34 @@ def test_with_broker_auto_the_receiver_finds_the_broker_dns_sd_announces(new_hos
         broker.stop()
 
 
+def test_the_tempo_of_the_receivers_own_sound_reaches_the_broker_and_the_page(page_host, broker, spawn, check,
+                                                                             signals, tmp_path):
+    """A 120 BPM groove for 10 s into the receiver's pipe (`receiver.sound: pipe:…`), then 6 s of silence: the
+    status topic, which Home Assistant's Tempo sensor reads, says bpm 120 while the beat is held and 0 at once when
+    it is lost; the page's status says the same."""
+    fifo = str(tmp_path / "spotify")
+    process, key = receiver(page_host, broker, "receiver", "--sound", f"pipe:{fifo}", "--play", "none")
+    assert online(broker), process.log()[-1500:]
+    watcher = broker.messages(spawn, "status", f"{BASE}/status")
+    writer = spawn.command("writer", [sys.executable, WRITER, signals["groove.raw"], fifo, str(tmp_path / "w.log")])
+
+    def bpms():
+        return [json.loads(message.payload).get("bpm") for message in watcher.on(f"{BASE}/status")]
+    check("the status topic says bpm 120 within 8 s of the groove's start",
+          watcher.wait(lambda _: 120 in bpms(), 8), bpms())
+    seen = []
+    check("the page's status says bpm 120 while the groove plays", page_shows(
+        page_host, key, lambda status: seen.append((status.get("bpm"), status.get("place"))) or
+        status.get("bpm") == 120), seen[-3:])
+    # From the lock to the first beat announced the tempo is held and no beat has a place yet.
+    check("the page's status names the latest beat's place in the bar (1…4)", page_shows(
+        page_host, key, lambda status: seen.append((status.get("bpm"), status.get("place"))) or
+        1 <= (status.get("place") or 0) <= 4), seen[-3:])
+    check("the status topic says bpm 0 once the silence lets the beat go",
+          watcher.wait(lambda _: 120 in bpms() and bpms()[-1] == 0, 14), bpms())
+    writer.wait(timeout=30)
+
+
 def fetch_up_front(request):
     """Home Assistant's venv (about a minute, once), when its test is selected: beside the builds."""
     if any(item.name.startswith("test_a_real_home_assistant") for item in request.session.items):
@@ -350,9 +385,12 @@ def test_a_real_home_assistant_sees_controls_and_loses_the_receiver(page_host, b
         process, key = receiver(page_host, broker)
         counter_sender(spawn, "sender", page_host)
         light = "light.living_room"
-        check("the light appears, available, with the five effects", wait_for(
+        check("the light appears, available, with the eight effects", wait_for(
             lambda: (hass.state(light) or {}).get("state") == "on" and hass.state(light)["attributes"].get(
-                "effect_list") == ["segments", "blend", "scroll", "energy", "flash"], 30), hass.state(light))
+                "effect_list") == EFFECTS, 30), hass.state(light))
+        check("the Tempo sensor appears, 0 BPM while nothing plays", wait_for(
+            lambda: (hass.state("sensor.living_room_tempo") or {}).get("state") == "0", 15),
+              hass.state("sensor.living_room_tempo"))
 
         hass.call("light", "turn_on", {"entity_id": light, "effect": "flash"})
         check("light.turn_on with effect flash sets the strip's effect", page_shows(

@@ -171,6 +171,45 @@ def test_a_paused_pipe_goes_dark_and_lights_again_when_it_resumes(signals, spawn
     check("the log says it went idle", ": idle" in log, log[-800:])
 
 
+def test_a_groove_in_a_pipe_dances_and_its_silence_breathes_after_idle_after(signals, spawn, check, netns, tmp_path):
+    """A 120 BPM groove for 10 s, 6 s of silence, the groove again, written into the FIFO, with `analysis.idle:
+    breathe` after 2 s: the lamps dance on the groove, stay dark for the first 2 s of silence (the beat is let go
+    0.5 s into it), then breathe, every lamp alike and never above the glow's level; the groove's return brings
+    the dance back at once, and the lamps end dark when the stream ends."""
+    fifo = str(tmp_path / "spotify")
+    receiver, _ = own_receiver(spawn, "receiver", "--sound", f"pipe:{fifo}", "--play", "none", "--idle", "breathe",
+                               "--idle-after", "2")
+    writer_log = str(tmp_path / "writer.log")
+    writer = write_paced(spawn, "writer", signals["groove.raw"], fifo, writer_log)
+    check("the writer wrote the 20 s in real time", writer.wait(timeout=40) == 0, writer.log()[-300:])
+    wait_for(lambda: f"pipe {fifo}: idle" in receiver.log(), 5)
+    receiver.stop()
+    start = float(next(line.split()[1] for line in open(writer_log) if line.startswith("start")))
+    # A frame is shown about 0.26 s after its audio was written (a 0.11 s block, the 0.15 s pacing of a pipe that
+    # is not played); the windows below leave 0.3 s or more to either side.
+    rows = [(t - start - 0.26, *levels) for t, *levels in frames(receiver)]
+
+    def within(first, last):
+        return [row for row in rows if first <= row[0] <= last]
+    glow = round(255 * 0.4)
+    dancing = [row for row in within(4, 9.7) if max(row[1:]) >= 128]
+    check(f"the lamps dance on the groove ({len(dancing)} frames at half or more, 4…9.7 s)", len(dancing) >= 20)
+    before = within(11.0, 12.3)
+    check("dark in the first 2 s of the silence, before idle_after has passed (11…12.3 s)",
+          bool(before) and all(row[1:] == (0, 0, 0) for row in before), str([r for r in before if max(r[1:])][:5]))
+    breathing = within(14.0, 15.7)
+    check(f"breathing 1.5…3.2 s into the idle look: every frame lit ({len(breathing)} frames, 14…15.7 s)",
+          bool(breathing) and all(min(row[1:]) > 0 for row in breathing), str(breathing[:3]))
+    check("breathing: every lamp alike", bool(breathing) and all(row[1] == row[2] == row[3] for row in breathing),
+          str([r for r in breathing if not r[1] == r[2] == r[3]][:3]))
+    check(f"breathing: never above the glow's level ({glow})",
+          bool(breathing) and all(max(row[1:]) <= glow + 1 for row in breathing), str(max(breathing, default=None)))
+    back = next((row for row in within(15.7, 18) if max(row[1:]) >= 224), None)
+    check("the groove's return brings the dance back at once (a lamp at 224 or more within 0.4 s of 16 s)",
+          back is not None and back[0] <= 16.4, str(back))
+    check("the lamps end dark when the stream ends", bool(rows) and rows[-1][1:] == (0, 0, 0), str(rows[-1:]))
+
+
 @pytest.mark.slow
 def test_a_fast_source_for_a_minute_keeps_the_lamps_in_step(signals, spawn, check, figure, netns, tmp_path):
     """Bursts written 0.1 % fast for a minute (a source whose clock runs fast against the DAC), played on the

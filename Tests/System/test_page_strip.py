@@ -105,8 +105,10 @@ def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, fr
                     "r.querySelector('[aria-checked=\"true\"]').dataset.value, r.querySelector('.summary').textContent, "
                     "document.querySelector('#st-effect').textContent, r.querySelector('.source').textContent]")
     logged = "page: receiver.strip.effect = blend" in process.log()
-    check("the effect row offers five effects (scroll, energy, flash, segments, blend)",
-          [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend"], f"choices {choices}")
+    check("the effect row offers eight effects (scroll, energy, flash, segments, blend, and on the beat bpm_strobe, "
+          "bar_step, beat_pulse)", [value for value, _ in choices] == ["scroll", "energy", "flash", "segments", "blend",
+                                                                       "bpm_strobe", "bar_step", "beat_pulse"],
+          f"choices {choices}")
     check("the effect chosen on the page (Blend) applies: the pixels change at once", pixels == blend,
           f"pixels 0, 15 {pixels[:3]}, {pixels[45:48]}")
     check("…the canvas shows them", canvas_matches(read, blend), f"canvas {read and read[:2]}")
@@ -129,7 +131,7 @@ def test_an_effect_and_a_brightness_set_on_the_page_apply(page_host, browser, fr
     check("…the slider shows 50 %", shown == "50 %", f"shown {shown!r}")
 
 
-def test_the_page_without_a_strip_shows_nothing_of_one(page_host, browser, frames, check):
+def test_the_page_without_a_strip_shows_nothing_of_one_but_the_effect(page_host, browser, frames, check):
     process, key = page_host.receiver("no-strip")
     page = browser("no-strip")
     open_page(page, page_host.base, key)
@@ -145,12 +147,15 @@ def test_the_page_without_a_strip_shows_nothing_of_one(page_host, browser, frame
           rows: window.lightorgan.status.settings.map((r) => r.key).filter((k) => k.startsWith('receiver.strip.'))
             .filter((k) => document.querySelector(`[data-key="${k}"]`)),
           messages: window.__recorded.strip.length, lengths: window.__recorded.lamps.length,
-          note: document.querySelector('[data-key="receiver.mode"] .gpio-note').textContent}""")
+          note: document.querySelector('[data-key="receiver.mode"] .gpio-note').textContent,
+          effect_in: document.querySelector('[data-key="receiver.strip.effect"]')?.parentElement.id}""")
     check("without a strip the status names none", seen["strip"] is None, f"strip {seen['strip']}")
     check("the page shows nothing of one: no pixel row, facts, settings or check",
           not any(seen[k] for k in ("pixels", "mini", "facts", "settings", "check")),
           f"shown {[k for k in ('pixels', 'mini', 'facts', 'settings', 'check') if seen[k]]}")
-    check("no strip setting shows", not seen["rows"], f"rows {seen['rows']}")
+    check("no strip setting shows but the effect (the lamps follow its beat effects)",
+          seen["rows"] == ["receiver.strip.effect"], f"rows {seen['rows']}")
+    check("the effect shows among the lamps' settings", seen["effect_in"] == "settings-list", seen["effect_in"])
     check("no message carries pixels", seen["messages"] == 0, f"{seen['messages']} with pixels")
     check("the page gets lamp messages (three levels each)", seen["lengths"] > 0, f"{seen['lengths']} messages")
     check("the mode's GPIO note says nothing of a strip", "strip" not in seen["note"], f"note {seen['note']!r}")

@@ -52,6 +52,12 @@ public struct AnalysisParameters: Sendable, Hashable {
     /// above its floor (a click's leakage, a faint band next to a loud one) stays dim instead of
     /// being stretched to full brightness.
     public var minimumSpan: Double = 20
+    // What the lights show without music (``LightLook``, on the receiver).
+
+    /// The look after ``idleAfter`` seconds of silence or of sound without a beat (`analysis.idle`).
+    public var idle = IdleLook.dark
+    /// Seconds without music before the idle look (`analysis.idle_after`).
+    public var idleAfter: Double = 10
 
     public init() {}
 

@@ -19,10 +19,15 @@ public struct BrowserSoundAnalysis: Sendable {
         samplesPerFrame = max(1, sampleRate / framesPerSecond)
     }
 
+    /// What the beat tracker said of the newest frame ``analyze(_:)`` completed; a beat announced on an older
+    /// frame of the same block is carried to it (only the newest is shown).
+    public private(set) var newestBeat = BeatState.none
+
     /// Analyzes `samples` (mono); the newest frame they complete and how many they complete.
     public mutating func analyze(_ samples: [Float]) -> (newest: LevelFrame?, completed: Int) {
         var newest: LevelFrame?
         var completed = 0
+        var beatPlace = 0
         var start = 0
         while start < samples.count {
             let take = min(samplesPerFrame - samplesInFrame, samples.count - start)
@@ -32,9 +37,12 @@ public struct BrowserSoundAnalysis: Sendable {
             if samplesInFrame == samplesPerFrame {
                 samplesInFrame = 0
                 newest = analyzer.nextFrame()
+                newestBeat = analyzer.lastBeat
+                if newestBeat.beat > 0 { beatPlace = newestBeat.beat }
                 completed += 1
             }
         }
+        if newestBeat.bpm > 0, newestBeat.beat == 0 { newestBeat.beat = beatPlace }
         frames += completed
         return (newest, completed)
     }

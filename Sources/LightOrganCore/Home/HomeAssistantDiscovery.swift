@@ -32,7 +32,7 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
         public var object: String
     }
 
-    /// The configs of every entity: the light, the two selects, five sensors and the button.
+    /// The configs of every entity: the light, the two selects, six sensors (the tempo among them) and the button.
     public var configs: [Config] {
         let node = "lightorgan_\(identity.id)"
         var configs: [Config] = []
@@ -84,6 +84,12 @@ public struct HomeAssistantDiscovery: Sendable, Equatable {
                 "name": "Frames per second", "state_topic": .string(topics.status),
                 "value_template": "{{ value_json.fps }}", "unit_of_measurement": "fps", "state_class": "measurement",
                 "entity_category": "diagnostic", "icon": "mdi:speedometer",
+            ])
+        add(
+            "sensor", "bpm",
+            [
+                "name": "Tempo", "state_topic": .string(topics.status), "value_template": "{{ value_json.bpm }}",
+                "unit_of_measurement": "BPM", "state_class": "measurement", "icon": "mdi:metronome",
             ])
         for band in Band.allCases {
             add(

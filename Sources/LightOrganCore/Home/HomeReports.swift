@@ -1,5 +1,6 @@
 /// What the receiver publishes about itself, paced: the state of each entity when it changes, the levels at
-/// most ``levelsInterval`` apart, the frames a second at most ``rateInterval`` apart, so that a dashboard can
+/// most ``levelsInterval`` apart, the frames a second and the tempo at most ``rateInterval`` apart (a beat found
+/// or lost at once), so that a dashboard can
 /// show them all without flooding a shared broker (about three messages a second while music plays, none
 /// while nothing changes).
 ///
@@ -21,14 +22,16 @@ public struct HomeReports: Sendable {
         public var framesPerSecond: Double
         /// The lamps' levels now.
         public var levels: LevelFrame
+        /// The tempo the lights follow, beats per minute; 0 while none is held.
+        public var bpm: Int
 
         public init(
             lightsOn: Bool, brightness: Int, effect: StripEffect, sound: String, palette: String, driver: String,
-            framesPerSecond: Double, levels: LevelFrame
+            framesPerSecond: Double, levels: LevelFrame, bpm: Int = 0
         ) {
             (self.lightsOn, self.brightness, self.effect) = (lightsOn, brightness, effect)
             (self.sound, self.palette, self.driver) = (sound, palette, driver)
-            (self.framesPerSecond, self.levels) = (framesPerSecond, levels)
+            (self.framesPerSecond, self.levels, self.bpm) = (framesPerSecond, levels, bpm)
         }
     }
 
@@ -53,6 +56,7 @@ public struct HomeReports: Sendable {
     private var levelsSentAt: Duration?
     private var statusSentAt: Duration?
     private var sentDriver: String?
+    private var sentBPM = 0
 
     public init(topics: HomeTopics) { self.topics = topics }
 
@@ -62,6 +66,7 @@ public struct HomeReports: Sendable {
         levelsSentAt = nil
         statusSentAt = nil
         sentDriver = nil
+        sentBPM = 0
     }
 
     /// The messages `snapshot` calls for at `now`.
@@ -80,13 +85,20 @@ public struct HomeReports: Sendable {
         send(topics.soundState, snapshot.sound)
         send(topics.paletteState, snapshot.palette)
         let fps = Int(snapshot.framesPerSecond.rounded())
-        let status: JSONValue = ["driver": .string(snapshot.driver), "fps": .integer(fps)]
-        if snapshot.driver != sentDriver || statusSentAt.map({ now - $0 >= Self.rateInterval }) ?? true {
+        let status: JSONValue = [
+            "driver": .string(snapshot.driver), "fps": .integer(fps), "bpm": .integer(snapshot.bpm),
+        ]
+        // A new driver, and a beat found or lost, go at once; a change of the rate or the tempo alone waits.
+        let beatFoundOrLost = (snapshot.bpm == 0) != (sentBPM == 0)
+        if snapshot.driver != sentDriver || beatFoundOrLost
+            || statusSentAt.map({ now - $0 >= Self.rateInterval }) ?? true
+        {
             let before = messages.count
             send(topics.status, status.text)
             if messages.count > before {
                 statusSentAt = now
                 sentDriver = snapshot.driver
+                sentBPM = snapshot.bpm
             }
         }
         if levelsSentAt.map({ now - $0 >= Self.levelsInterval }) ?? true {

@@ -9,6 +9,15 @@ public protocol LevelOutput: Sendable {
     /// Sets the lamps to `frame` now. ``LevelFrame/off`` turns every lamp off.
     mutating func show(_ frame: LevelFrame) throws
 
+    /// Shows a frame of music from a sender, with what the beat tracker said of it where the analysis runs on
+    /// this side of the wire (nil: a sender over the network). The stages before the lights take it (the
+    /// delay, the ``LightLook``); an output that draws no look shows `frame` (the default).
+    mutating func show(_ frame: LevelFrame, beat: BeatState?) throws
+
+    /// Shows `frame` as the ``LightLook`` made it: a strip draws a beat effect or the idle look by `look`, lamps
+    /// show `frame` (the default).
+    mutating func show(_ frame: LevelFrame, look: LookCue) throws
+
     /// Turns every lamp off and releases what the output holds (cursor, lines, devices).
     mutating func shutDown()
 
@@ -65,6 +74,10 @@ public struct StripDescription: Sendable, Equatable {
 }
 
 extension LevelOutput {
+    public mutating func show(_ frame: LevelFrame, beat: BeatState?) throws { try show(frame) }
+
+    public mutating func show(_ frame: LevelFrame, look: LookCue) throws { try show(frame) }
+
     /// Lamps without lines of their own (terminal, stdout) show a line's check as its band's lamp.
     public mutating func showCheck(_ check: OutputCheck?) throws {
         var frame = LevelFrame.off

@@ -6,7 +6,9 @@ import Darwin
 
 /// A picture of the strip effects over time (`lightorgan analyze --strip-plot`): one panel per
 /// effect, each pixel of the strip a column, time running down in rows of ``rowSeconds``; each
-/// cell as the strip's light would look (linear light shown through a 2.2 display gamma).
+/// cell as the strip's light would look (linear light shown through a 2.2 display gamma). Each effect
+/// is drawn as the receiver draws it, through a ``LightLook`` of its own: the beat effects follow the
+/// beat once the tracker holds one.
 public struct StripPlot {
     /// Seconds a row stands for (the frame closest to its start is drawn).
     public static let rowSeconds = 0.04
@@ -18,6 +20,7 @@ public struct StripPlot {
     private let pixels: Int
     private let title: String
     private var renderers: [StripRenderer]
+    private var looks: [LightLook]
     private var rows: [[[UInt8]]]
     private var nextRow = 0.0
 
@@ -28,13 +31,17 @@ public struct StripPlot {
         renderers = StripEffect.allCases.map {
             StripRenderer(pixels: pixels, effect: $0, palette: palette, gamma: gamma)
         }
+        looks = StripEffect.allCases.map { LightLook(effect: $0) }
         rows = StripEffect.allCases.map { _ in [] }
     }
 
-    /// Renders `frame` at `time` seconds on every effect (every frame: scroll and flash need them
-    /// all) and keeps a row every ``rowSeconds``.
-    public mutating func add(_ frame: LevelFrame, at time: Double) {
-        for index in renderers.indices { renderers[index].render(frame, at: time) }
+    /// Renders `frame` at `time` seconds, with what the beat tracker said of it, on every effect (every
+    /// frame: scroll and flash need them all) and keeps a row every ``rowSeconds``.
+    public mutating func add(_ frame: LevelFrame, beat: BeatState = .none, at time: Double) {
+        for index in renderers.indices {
+            let (levels, cue) = looks[index].look(frame, beat: beat, at: time)
+            renderers[index].render(levels, look: cue, at: time)
+        }
         guard time >= nextRow else { return }
         nextRow += Self.rowSeconds
         for index in renderers.indices { rows[index].append(renderers[index].pixels) }

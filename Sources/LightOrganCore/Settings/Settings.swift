@@ -230,6 +230,6 @@ public struct PageSettings: Sendable, Equatable {
     public static let tunableKeys = [
         "receiver.lights", "receiver.mode", "receiver.max_brightness", "receiver.delay", "receiver.timeout",
         "receiver.strip.effect", "receiver.strip.brightness", "receiver.strip.palette", "receiver.sound",
-        "receiver.play",
+        "receiver.play", "analysis.idle", "analysis.idle_after",
     ]
 }

@@ -199,7 +199,7 @@ public enum SettingsCatalog {
         .choice(
             "receiver.strip.effect", default: StripEffect.scroll,
             summary:
-                "scroll: each beat's colour moves out from the centre; energy: a bar per band from the centre; flash: the whole strip on each bass beat; segments: a third per band; blend: the whole strip in the bands' mixed colours."
+                "scroll: each beat's colour moves out from the centre; energy: a bar per band from the centre; flash: the whole strip on each bass beat; segments: a third per band; blend: the whole strip in the bands' mixed colours. Following the beat, strip and lamps alike: bpm_strobe (a flash on each beat), bar_step (a colour step on each bar), beat_pulse (a pulse running with the tempo)."
         ) { $0.receiver.strip.effect = $1 },
         .integer(
             "receiver.strip.brightness", default: 50, range: 1...100,
@@ -338,6 +338,15 @@ public enum SettingsCatalog {
             "analysis.min_deviation", default: DanceParameters().minimumDeviation, range: 0.5...20, unit: "dB",
             summary: "dance: the smallest deviation a band is judged by; higher keeps steady noise darker."
         ) { $0.analysis.dance.minimumDeviation = $1 },
+        .choice(
+            "analysis.idle", default: IdleLook.dark,
+            summary:
+                "What the lights show after analysis.idle_after seconds of silence or of sound without a beat: dark (the levels as they are), breathe (a slow breathing glow), drift (a glow drifting through the bands' colours); the first beat or a strong onset brings the dance back."
+        ) { $0.analysis.idle = $1 },
+        .decimal(
+            "analysis.idle_after", default: 10, range: 1...3600, unit: "seconds",
+            summary: "Seconds of silence, or of sound without a beat, before the analysis.idle look."
+        ) { $0.analysis.idleAfter = $1 },
     ]
 
     /// The key called `name`, if there is one.

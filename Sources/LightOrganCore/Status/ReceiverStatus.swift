@@ -136,6 +136,16 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
     @NullWhenAbsent public var checking: Line?
     /// Whether the strip's wiring check runs.
     public var checkingStrip = false
+    /// The tempo the lights follow, beats per minute; 0 while none is held (a sender over the network, whose beat
+    /// stays on its side of the wire, or music without a beat).
+    public var bpm = 0
+    /// 0, or the place in its bar (1…4) of the beat that falls on the frame shown now.
+    public var beat = 0
+    /// The place in its bar of the latest beat (1…4), 0 while no beat is held: with ``phase``, the page's beat
+    /// indicator.
+    public var place = 0
+    /// Where the frame shown now lies between the latest beat (0) and the next (1).
+    public var phase = 0.0
     public var settings: [Setting] = []
 
     public init(receiver: Receiver) { self.receiver = receiver }
@@ -163,12 +173,16 @@ public struct ReceiverStatus: Sendable, Equatable, Encodable {
         try container.encode(connections, forKey: .connections)
         try container.encode(_checking, forKey: .checking)
         try container.encode(checkingStrip, forKey: .checkingStrip)
+        try container.encode(bpm, forKey: .bpm)
+        try container.encode(beat, forKey: .beat)
+        try container.encode(place, forKey: .place)
+        try container.encode((phase * 100).rounded() / 100, forKey: .phase)
         try container.encode(settings, forKey: .settings)
     }
 
     enum CodingKeys: CodingKey {
         case type, version, now, uptime, receiver, sender, sound, fps, frameAge, drops, reconnects, connections,
-            checking, checkingStrip, settings
+            checking, checkingStrip, bpm, beat, place, phase, settings
     }
 }
 

@@ -113,8 +113,31 @@ public struct StripRenderer: Sendable {
         }
     }
 
-    /// Draws `frame`, shown at `time` seconds, into ``pixels``.
+    /// Draws `frame`, shown at `time` seconds, into ``pixels``, with no beat held (a beat effect draws its
+    /// ``StripEffect/withoutBeat``).
     public mutating func render(_ frame: LevelFrame, at time: Double) {
+        render(frame, look: .none, at: time)
+    }
+
+    /// Draws `frame` as the ``LightLook`` made it, shown at `time` seconds, into ``pixels``: the idle look as
+    /// `blend` of its glow, a beat effect while `look` holds a beat, else the effect of the levels.
+    public mutating func render(_ frame: LevelFrame, look: LookCue, at time: Double) {
+        if look.isIdle {
+            draw(frame, as: .blend, at: time)
+        } else if effect.followsBeat, let beat = look.beat {
+            switch effect {
+            case .beatPulse:
+                drawPulse(phase: beat.phase, place: look.place)
+            default:
+                // bpm_strobe and bar_step: the look made the levels; the strip shows them in their mixed colour.
+                draw(frame, as: .blend, at: time)
+            }
+        } else {
+            draw(frame, as: effect.withoutBeat, at: time)
+        }
+    }
+
+    private mutating func draw(_ frame: LevelFrame, as effect: StripEffect, at time: Double) {
         let light = SIMD3(lightTable[Int(frame.bass)], lightTable[Int(frame.mid)], lightTable[Int(frame.treble)])
         switch effect {
         case .segments:
@@ -133,6 +156,8 @@ public struct StripRenderer: Sendable {
         case .flash:
             let envelope = flashEnvelope(bass: Int(frame.bass), at: time)
             fill(from: 0, to: count, with: Self.bytes(FixedLight(colors[0] * envelope), times: brightnessFactor))
+        case .bpmStrobe, .barStep, .beatPulse:
+            draw(frame, as: effect.withoutBeat, at: time)
         }
     }
 
@@ -308,6 +333,31 @@ public struct StripRenderer: Sendable {
                 bytes[3 * step] = lit.0
                 bytes[3 * step + 1] = lit.1
                 bytes[3 * step + 2] = lit.2
+            }
+        }
+        drawSteps()
+    }
+
+    // MARK: beat_pulse
+
+    /// Half-width of `beat_pulse`'s pulse, as a fraction of the distance from the centre to an end.
+    public static let pulseWidth = 0.15
+
+    /// A pulse `phase` of the way from the centre to the ends, in the palette's colour of the beat's place
+    /// (beat 1 the bass colour, 2 mid, 3 treble, 4 bass again), brightest on the downbeat.
+    private mutating func drawPulse(phase: Double, place: Int) {
+        let color = fixedColors[max(0, place - 1) % 3]
+        let accent: Double = place == 1 ? 1 : 0.7
+        let last = Double(max(1, stepCount - 1)), factor = brightnessFactor
+        stepBytes.withUnsafeMutableBufferPointer { bytes in
+            for step in 0..<stepCount {
+                let height = max(0, 1 - abs(Double(step) / last - phase) / Self.pulseWidth)
+                var lit = FixedLight()
+                lit.add(color, times: UInt32((accent * height * height * 256).rounded()))
+                let channels = Self.bytes(lit, times: factor)
+                bytes[3 * step] = channels.0
+                bytes[3 * step + 1] = channels.1
+                bytes[3 * step + 2] = channels.2
             }
         }
         drawSteps()

@@ -23,6 +23,8 @@ public struct FrameTimeline: Sendable {
     /// hands a second over at once, and the player knows when each sample is heard.
     public var heard: (sample: Int, nanoseconds: Int64)?
     private var frames: [LevelFrame]
+    /// What the beat tracker said of each frame (``BeatState/none`` for a source analysed without one).
+    private var beats: [BeatState]
     private var endSamples: [Int]
     /// Frames added in all; frames before `taken` were sent or skipped.
     private var added = 0
@@ -33,6 +35,7 @@ public struct FrameTimeline: Sendable {
         self.capacity = max(1, capacity)
         clock = AudioClock(sampleRate: sampleRate)
         frames = Array(repeating: .off, count: self.capacity)
+        beats = Array(repeating: .none, count: self.capacity)
         endSamples = Array(repeating: 0, count: self.capacity)
     }
 
@@ -49,10 +52,12 @@ public struct FrameTimeline: Sendable {
         clock.observe(samples: samples, at: nanoseconds)
     }
 
-    /// Adds `frame`, which analyses the audio up to sample `endSample` (frames come in sample order).
-    public mutating func add(_ frame: LevelFrame, endingAtSample endSample: Int) {
+    /// Adds `frame`, which analyses the audio up to sample `endSample` (frames come in sample order), with what
+    /// the beat tracker said of it.
+    public mutating func add(_ frame: LevelFrame, beat: BeatState = .none, endingAtSample endSample: Int) {
         if waiting == capacity { taken += 1 }
         frames[added % capacity] = frame
+        beats[added % capacity] = beat
         endSamples[added % capacity] = endSample
         added += 1
     }
@@ -66,11 +71,20 @@ public struct FrameTimeline: Sendable {
     /// The newest waiting frame due by `now` (monotonic nanoseconds), skipping the older ones that
     /// are due too; nil when none is due yet.
     public mutating func takeDue(now: Int64) -> LevelFrame? {
-        var newest: LevelFrame?
+        takeDueWithBeat(now: now)?.frame
+    }
+
+    /// As ``takeDue(now:)``, with the newest frame's beat state; a beat announced on a frame skipped here is
+    /// carried to the newest, so that no beat is lost to a late wake-up.
+    public mutating func takeDueWithBeat(now: Int64) -> (frame: LevelFrame, beat: BeatState)? {
+        var newest: (frame: LevelFrame, beat: BeatState)?
+        var skippedBeat = 0
         while taken < added, let due = due(taken), due <= now {
-            newest = frames[taken % capacity]
+            if let skipped = newest, skipped.beat.beat > 0 { skippedBeat = skipped.beat.beat }
+            newest = (frames[taken % capacity], beats[taken % capacity])
             taken += 1
         }
+        if skippedBeat > 0, newest?.beat.beat == 0, newest?.beat.bpm ?? 0 > 0 { newest?.beat.beat = skippedBeat }
         return newest
     }
 

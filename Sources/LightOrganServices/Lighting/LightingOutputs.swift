@@ -82,6 +82,11 @@ struct ForwardingOutput: LevelOutput {
         try output.show(frame)
     }
 
+    mutating func show(_ frame: LevelFrame, look: LookCue) throws {
+        defer { lighting.show(frame) }
+        try output.show(frame, look: look)
+    }
+
     mutating func shutDown() {
         output.shutDown()
         lighting.stop()

@@ -150,8 +150,9 @@ package final class OwnSound: @unchecked Sendable {
             return switchboard.opened(connection)
         }
         let gate = Gate(
-            FrameStream.Delivery { frame in
-                if admitted { switchboard.arrived(frame, completed: 1, bytes: LevelFrame.byteCount, on: connection) }
+            FrameStream.Delivery { frame, beat in
+                guard admitted else { return }
+                switchboard.arrived(frame, beat: beat, completed: 1, bytes: LevelFrame.byteCount, on: connection)
             } finished: { [self] _ in
                 connectedStream.withLock { connected in
                     guard admitted, connected == number else { return }
@@ -234,8 +235,9 @@ package final class OwnSound: @unchecked Sendable {
                     offset += piece
                     consumed += piece
                     guard consumed >= nextFrameAt else { continue }
+                    let frame = analyzer.nextFrame()
                     pacer.add(
-                        analyzer.nextFrame(), endingAtSample: consumed,
+                        frame, beat: analyzer.lastBeat, endingAtSample: consumed,
                         delayNanoseconds: owner.frameDelay(scheduled: due != nil), now: now)
                     frameIndex += 1
                     nextFrameAt = Int(Double(frameIndex) * format.sampleRate / Double(owner.framesPerSecond))

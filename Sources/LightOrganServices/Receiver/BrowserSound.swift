@@ -21,8 +21,12 @@ final class BrowserSound: PageSoundSink {
     }
 
     func play(_ samples: [Float]) {
-        let (newest, completed) = analysis.withLock { $0.analyze(samples) }
-        switchboard.arrived(newest, completed: completed, bytes: completed * LevelFrame.byteCount, on: connection)
+        let (newest, completed, beat) = analysis.withLock { analysis in
+            let (newest, completed) = analysis.analyze(samples)
+            return (newest, completed, analysis.newestBeat)
+        }
+        switchboard.arrived(
+            newest, beat: beat, completed: completed, bytes: completed * LevelFrame.byteCount, on: connection)
     }
 
     func stop() {

@@ -19,8 +19,9 @@ package final class DelayedOutput: LevelOutput {
 
     private struct State {
         var output: any LevelOutput
-        /// Frames waiting, oldest first, each with the uptime at which it is due.
-        var waiting: [(due: NIODeadline, frame: LevelFrame)] = []
+        /// Frames waiting, oldest first, each with the uptime at which it is due and, for a frame of music, its
+        /// beat (``Music``).
+        var waiting: [(due: NIODeadline, frame: LevelFrame, music: Music?)] = []
         var isShutDown = false
         var delay: TimeAmount
     }
@@ -52,21 +53,41 @@ package final class DelayedOutput: LevelOutput {
         }
     }
 
+    /// A frame of music, and what the beat tracker said of it (nil: not known here).
+    struct Music {
+        var beat: BeatState?
+    }
+
     package func show(_ frame: LevelFrame) throws {
+        try show(frame, music: nil)
+    }
+
+    package func show(_ frame: LevelFrame, beat: BeatState?) throws {
+        try show(frame, music: Music(beat: beat))
+    }
+
+    private func show(_ frame: LevelFrame, music: Music?) throws {
         let now = NIODeadline.now()
         var due = now
         let scheduled = try state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
             guard state.delay > .zero else {
-                try state.output.show(frame)
+                try Self.show(frame, music: music, on: &state.output)
                 return false
             }
             due = now + state.delay
             if let last = state.waiting.last, due - last.due < Self.coalescingWindow {
+                // The later frame wins, and keeps a beat the one it replaces announced.
+                var merged = music
+                if let beat = last.music?.beat, beat.beat > 0, var newer = merged?.beat, newer.beat == 0 {
+                    newer.beat = beat.beat
+                    merged?.beat = newer
+                }
                 state.waiting[state.waiting.count - 1].frame = frame
+                state.waiting[state.waiting.count - 1].music = merged
                 return false
             }
-            state.waiting.append((due, frame))
+            state.waiting.append((due, frame, music))
             return true
         }
         guard scheduled else { return }
@@ -79,9 +100,13 @@ package final class DelayedOutput: LevelOutput {
         state.withLock { state in
             while let first = state.waiting.first, first.due <= now, !state.isShutDown {
                 state.waiting.removeFirst()
-                do { try state.output.show(first.frame) } catch { failed(error) }
+                do { try Self.show(first.frame, music: first.music, on: &state.output) } catch { failed(error) }
             }
         }
+    }
+
+    private static func show(_ frame: LevelFrame, music: Music?, on output: inout any LevelOutput) throws {
+        if let music { try output.show(frame, beat: music.beat) } else { try output.show(frame) }
     }
 
     package func shutDown() {

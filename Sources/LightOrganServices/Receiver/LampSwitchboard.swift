@@ -86,6 +86,14 @@ package final class LampSwitchboard: FrameSink {
     }
 
     package func arrived(_ newest: LevelFrame?, completed: Int, bytes: Int, on connection: FrameConnection) {
+        arrived(newest, beat: nil, completed: completed, bytes: bytes, on: connection)
+    }
+
+    /// A frame of a sender whose sound is analysed here (the receiver's own sound, a page's), with what the beat
+    /// tracker said of it; nil `beat`: a sender over the network, whose beat stays on its side of the wire.
+    package func arrived(
+        _ newest: LevelFrame?, beat: BeatState?, completed: Int, bytes: Int, on connection: FrameConnection
+    ) {
         let now = clock.now
         var message: String?
         var close = false
@@ -95,7 +103,11 @@ package final class LampSwitchboard: FrameSink {
             case .ignore:
                 break
             case .show(let frame, let previous):
-                apply(frame, on: &state)
+                do {
+                    try state.output.show(frame, beat: beat)
+                } catch {
+                    logger.error("output failed: \(error)")
+                }
                 state.page.shown(
                     connection.id, completed: completed, arrivedAt: now, at: clock.now, unixTime: Self.unixNow())
                 if let previous, let old = state.connections[previous] {

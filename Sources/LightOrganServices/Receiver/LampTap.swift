@@ -3,10 +3,13 @@ package import NIOCore
 import NIOPosix
 import Synchronization
 
-/// The last step before the lines: the brightness limit, the wiring check, and what the page sees.
+/// The last step before the lines: the look, the brightness limit, the wiring check, and what the page sees.
 ///
 /// Every frame passes through ``show(_:)`` on the thread that shows it (the network thread, or
-/// the delay's timer), is scaled by `receiver.max_brightness` and given to the output. What the
+/// the delay's timer), is scaled by `receiver.max_brightness` and given to the output. A frame of music
+/// (``show(_:beat:)``) goes through the ``LightLook`` first: a beat effect, the idle look, and the changes of
+/// effect or palette held to the downbeat; any other frame (the receiver darkening the lamps) is shown as
+/// it is and restarts the look's idle clock. What the
 /// lamps then show is published in one atomic word (three levels and a generation), which pages
 /// read without a lock: a page can never slow the lines, only miss a level.
 ///
@@ -49,6 +52,7 @@ package final class LampTap: LevelOutput {
         var checking: Part?
         var checkGeneration = 0
         var isShutDown = false
+        var look: LightLook
     }
 
     /// The lines, in output order.
@@ -61,6 +65,9 @@ package final class LampTap: LevelOutput {
     private let state: Mutex<State>
     /// Levels shown (bits 0…23: bass, mid, treble) and a generation (bits 24…63).
     private let published = Atomic<UInt64>(0)
+    /// The beat of the last frame shown: BPM (bits 0…15), the frame's beat (16…19), the place of the latest beat
+    /// (20…23), the phase in 1/65535 (24…39).
+    private let publishedBeat = Atomic<UInt64>(0)
     /// The receiver's event loop: frames, pages and the wiring check's timer.
     let eventLoop: any EventLoop
     /// Who is told of new levels; `watcherCount` lets a frame skip the lock when nobody watches.
@@ -69,26 +76,70 @@ package final class LampTap: LevelOutput {
     /// A hop to ``eventLoop`` to tell the watchers is on its way.
     private let hopPending = Atomic<Bool>(false)
 
+    /// - Parameter look: the effect (`receiver.strip.effect`) and the idle look (`analysis.idle`, `idle_after`).
     package init(
-        output: any LevelOutput, lines: [Line], maxBrightness: Int, dark: Bool = false,
+        output: any LevelOutput, lines: [Line], maxBrightness: Int, dark: Bool = false, look: LightLook = LightLook(),
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()
     ) {
         self.lines = lines
         strips = output.strips
         pixelSource = { [output] in output.stripPixels() }
         self.eventLoop = eventLoop
-        state = Mutex(State(output: output, maxBrightness: maxBrightness, isDark: dark))
+        state = Mutex(State(output: output, maxBrightness: maxBrightness, isDark: dark, look: look))
     }
 
     package func show(_ frame: LevelFrame) throws {
         let shown = try state.withLock { state -> Bool in
             guard !state.isShutDown, state.checking == nil else { return false }
+            state.look.restart()
+            publishedBeat.store(0, ordering: .relaxed)
             let scaled = state.isDark ? .off : Self.scale(frame, percent: state.maxBrightness)
             try state.output.show(scaled)
             publish(state.output.seenLevels(after: scaled))
             return true
         }
         if shown { tellWatchers() }
+    }
+
+    package func show(_ frame: LevelFrame, beat: BeatState?) throws {
+        let shown = try state.withLock { state -> Bool in
+            guard !state.isShutDown, state.checking == nil else { return false }
+            let (levels, cue) = state.look.look(frame, beat: beat, at: MonotonicClock.seconds())
+            for change in state.look.takeReleased() { state.output.apply(change) }
+            publishBeat(cue)
+            let scaled = state.isDark ? .off : Self.scale(levels, percent: state.maxBrightness)
+            try state.output.show(scaled, look: state.isDark ? .none : cue)
+            publish(state.output.seenLevels(after: scaled))
+            return true
+        }
+        if shown { tellWatchers() }
+    }
+
+    /// The beat of the frame shown last: the tempo held (BPM, 0 while none), the frame's beat (0, or its place in
+    /// the bar on the frame where a beat falls), the place of the latest beat (0 while none is held) and the
+    /// phase (0…1 from that beat to the next).
+    package var beat: (bpm: Int, beat: Int, place: Int, phase: Double) {
+        let word = publishedBeat.load(ordering: .relaxed)
+        return (Int(word & 0xffff), Int(word >> 16 & 0xf), Int(word >> 20 & 0xf), Double(word >> 24 & 0xffff) / 65535)
+    }
+
+    private func publishBeat(_ cue: LookCue) {
+        guard let beat = cue.beat else {
+            publishedBeat.store(0, ordering: .relaxed)
+            return
+        }
+        let bpm = UInt64(min(max(beat.bpm.rounded(), 0), 65535))
+        let phase = UInt64((min(max(beat.phase, 0), 1) * 65535).rounded())
+        let word = phase << 24 | UInt64(cue.place & 0xf) << 20 | UInt64(beat.beat & 0xf) << 16 | bpm
+        publishedBeat.store(word, ordering: .relaxed)
+    }
+
+    /// `analysis.idle` and `analysis.idle_after` from the next frame on.
+    func setIdle(_ idle: IdleLook, after seconds: Double) {
+        state.withLock { state in
+            state.look.idle = idle
+            state.look.idleAfter = seconds
+        }
     }
 
     /// Calls `changed` on ``eventLoop`` after every frame shown, until ``unwatch(_:)`` with the same `id`.
@@ -169,9 +220,12 @@ package final class LampTap: LevelOutput {
         if darkened { tellWatchers() }
     }
 
-    /// Applies a page's change of a setting the output acts on, from the next frame on.
+    /// Applies a page's change of a setting the output acts on, from the next frame on; a change of the effect or
+    /// the palette while a beat is held waits for the next downbeat (``LightLook/request(_:)``).
     package func apply(_ change: OutputChange) {
-        state.withLock { $0.output.apply(change) }
+        state.withLock { state in
+            if let now = state.look.request(change) { state.output.apply(now) }
+        }
     }
 
     /// Lights `offset` alone (nil: ends the check, lamps dark until the next frame).

@@ -97,6 +97,7 @@ package final class ReceiverControl: PageBackend {
         status.connections = senders.connections
         status.sound = ownSound?.status
         status.checking = tap.checking.map { ReceiverStatus.Line(band: $0.band, line: $0.offset) }
+        (status.bpm, status.beat, status.place, status.phase) = tap.beat
         status.settings = rows
         return status
     }
@@ -120,7 +121,7 @@ package final class ReceiverControl: PageBackend {
             lightsOn: receiver.lightsOn, brightness: receiver.maxBrightness, effect: receiver.strip.effect,
             sound: values["receiver.sound"]?.value ?? "network",
             palette: values["receiver.strip.palette"]?.value ?? "red, green, blue", driver: driver,
-            framesPerSecond: senders.framesPerSecond, levels: tap.levels.frame)
+            framesPerSecond: senders.framesPerSecond, levels: tap.levels.frame, bpm: tap.beat.bpm)
     }
 
     /// The wiring check from Home Assistant's button: each line lit alone in turn for ``checkStep``, then the
@@ -202,6 +203,8 @@ package final class ReceiverControl: PageBackend {
             case "receiver.timeout":
                 switchboard.setLampTimeout(.milliseconds(Int64((receiver.timeout * 1000).rounded())))
             case "receiver.sound", "receiver.play": ownSound?.change(to: settings)
+            case "analysis.idle", "analysis.idle_after":
+                tap.setIdle(settings.analysis.idle, after: settings.analysis.idleAfter)
             default: break
             }
             do {

@@ -81,11 +81,12 @@ public struct ReceiverService: Service {
     /// `receiver.port` is 0.
     ///
     /// The lamps' path: switchboard → ``DelayedOutput`` (`receiver.delay`, straight through at 0)
-    /// → ``LampTap`` (brightness limit, wiring check, what the page sees) → the lighting targets
-    /// and the output.
+    /// → ``LampTap`` (the ``LightLook``, brightness limit, wiring check, what the page sees) → the lighting
+    /// targets and the output. `analysis`: the idle look's settings (`analysis.idle`, `analysis.idle_after`).
     public static func bind(
-        settings: ReceiverSettings, output: any LevelOutput, lighting: LightingOutputs? = nil, page: PageSetup? = nil,
-        sound: OwnSoundSource? = nil, home: HomeAssistantLink.Setup? = nil, logger: Logger
+        settings: ReceiverSettings, analysis: AnalysisParameters = .standard, output: any LevelOutput,
+        lighting: LightingOutputs? = nil, page: PageSetup? = nil, sound: OwnSoundSource? = nil,
+        home: HomeAssistantLink.Setup? = nil, logger: Logger
     ) async throws -> ReceiverService {
         var shown = output
         if let lighting, !lighting.transmitters.isEmpty {
@@ -97,8 +98,9 @@ public struct ReceiverService: Service {
         // One event loop for the senders' sockets, the page's and the lamps: a frame shown there tells
         // the pages in the same wake-up (and a Pi's receiver has a single thread to wake).
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let look = LightLook(effect: settings.strip.effect, idle: analysis.idle, idleAfter: analysis.idleAfter)
         let tap = LampTap(
-            output: shown, lines: lines, maxBrightness: settings.maxBrightness, dark: !settings.lightsOn,
+            output: shown, lines: lines, maxBrightness: settings.maxBrightness, dark: !settings.lightsOn, look: look,
             eventLoop: loop)
         if !settings.lightsOn { logger.info("the lights are off (receiver.lights: off): dark while senders play") }
         let delayed = DelayedOutput(

@@ -31,6 +31,9 @@ public enum FrameStream {
     public struct Delivery: Sendable {
         /// Called with each frame, in order, on the thread that made it; must not block.
         public let frame: @Sendable (LevelFrame) -> Void
+        /// Called instead of ``frame`` for a frame of music with its beat, where the receiver analyses its own
+        /// sound (nil: the beat is not wanted, as on the sender's wire).
+        public let music: (@Sendable (LevelFrame, BeatState) -> Void)?
         /// Called once, last (no frame follows it): nil at the end of the audio or after `stop`,
         /// else what failed.
         public let finished: @Sendable ((any Error)?) -> Void
@@ -39,6 +42,17 @@ public enum FrameStream {
             frame: @escaping @Sendable (LevelFrame) -> Void, finished: @escaping @Sendable ((any Error)?) -> Void
         ) {
             self.frame = frame
+            self.music = nil
+            self.finished = finished
+        }
+
+        /// A delivery that takes each frame with what the beat tracker said of it.
+        public init(
+            music: @escaping @Sendable (LevelFrame, BeatState) -> Void,
+            finished: @escaping @Sendable ((any Error)?) -> Void
+        ) {
+            self.frame = { music($0, .none) }
+            self.music = music
             self.finished = finished
         }
     }
@@ -219,9 +233,10 @@ package final class Gate: Sendable {
 
     var isStopped: Bool { stopped.withLock { $0 } }
 
-    func offer(_ frame: LevelFrame) {
+    func offer(_ frame: LevelFrame, beat: BeatState = .none) {
         stopped.withLock { isStopped in
-            if !isStopped { delivery.frame(frame) }
+            guard !isStopped else { return }
+            if let music = delivery.music { music(frame, beat) } else { delivery.frame(frame) }
         }
     }
 
