@@ -69,7 +69,7 @@ struct HomeAssistantTests {
         let sound = try Self.object(configs[1].payload)
         #expect(
             sound["options"] as? [String] == [
-                "network", "airplay", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
+                "network", "airplay", "bluetooth", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
             ])
         let bass = try Self.object(configs[5].payload)
         #expect(bass["value_template"] as? String == "{{ value_json.bass }}")
