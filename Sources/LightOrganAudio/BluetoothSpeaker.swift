@@ -7,8 +7,8 @@ import Glibc
 
 /// The receiver as a Bluetooth speaker (`receiver.sound: bluetooth`): a phone streams to the Pi over A2DP,
 /// BlueZ (`bluetoothd`) and BlueALSA (`bluealsa`, Debian's `bluez-alsa-utils`) receive and decode it, and this
-/// input captures what BlueALSA hands over through its ALSA plugin (`bluealsa:DEV=…,PROFILE=a2dp`), converted
-/// to 44.1 kHz stereo by ALSA's `plug` whatever the codec's rate.
+/// input captures what BlueALSA hands over through its ALSA plugin (`bluealsa:DEV=…,PROFILE=a2dp`) at the stream's
+/// own rate, converted to 44.1 kHz stereo (``RateConverter``) when it is another (48 kHz).
 ///
 /// **The adapter.** The first adapter BlueZ lists shows the receiver's name (`Alias`), and is left neither
 /// discoverable nor pairable: a phone pairs only inside a ``PairingWindow`` (`lightorgan pair`); a trusted phone
@@ -27,7 +27,7 @@ import Glibc
 public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
     // @unchecked Sendable: `capture`, `bus`, `preparedAdapter` and `nextLook` are the reading thread's alone;
     // `closed`, `fault` and `phone` change under `lock`.
-    /// What BlueALSA's sound is converted to (`plug`), whatever the codec's rate: 44.1 kHz, SBC's usual one.
+    /// What BlueALSA's sound is converted to, whatever the codec's rate: 44.1 kHz, SBC's usual one.
     public static let format = AudioFormat(sampleRate: 44_100, channels: 2)
     public var format: AudioFormat { Self.format }
     public let label = "Bluetooth"
@@ -46,6 +46,8 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
     private var fault: String?
     private var phone: String?
     private var capture: ALSACapture?
+    /// From the phone's rate to ``format``'s, when they differ.
+    private var converter: RateConverter?
     private var bus: SystemBus?
     private var preparedAdapter: String?
     private var nextLook: Int64 = 0
@@ -103,7 +105,8 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
                 let left = max(1, Int((deadline - MonotonicClock.nanoseconds()) / 1_000_000))
                 do {
                     guard let samples = try capture.read(frames: frames, timeoutMilliseconds: left) else { return nil }
-                    return samples.map { Int16((max(-1, min(1, $0)) * 32767).rounded()) }
+                    let block = samples.map { Int16((max(-1, min(1, $0)) * 32767).rounded()) }
+                    return converter?.convert(block) ?? block
                 } catch {
                     let who = lock.withLock { phone } ?? "the phone"
                     log("Bluetooth: \(who) stopped streaming (\(error)); waiting for a phone")
@@ -191,6 +194,8 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
             do {
                 try bus.setProperty("org.bluez", path, "org.bluez.Adapter1", "Powered", .boolean(true))
                 log("Bluetooth: adapter \(adapterName) was powered off; powered it on")
+            } catch let error as SystemBusError where error.name == "org.bluez.Error.Busy" {
+                return  // bluetoothd is powering it on itself (it has just started): looked at again in a second
             } catch {
                 said(
                     "Bluetooth adapter \(adapterName) is powered off and does not power on (\(error)): sudo rfkill unblock bluetooth; bluetoothctl power on"
@@ -230,10 +235,23 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
                 let shown = PhoneName.shown(phoneInfo?["Alias"]?.text ?? phoneInfo?["Name"]?.text ?? address)
                 let codec = pcm["Codec"]?.text ?? "?"
                 let rate = pcm["Sampling"]?.integer ?? pcm["Rate"]?.integer ?? 0
-                let pcmName = "plug:'bluealsa:DEV=\(address),PROFILE=a2dp,SRV=\(service)'"
+                // At the stream's own rate: asked for another, BlueALSA's plugin has the phone set the codec up
+                // anew, which drops the phone's stream; other rates are converted here.
+                let pcmName = "bluealsa:DEV=\(address),PROFILE=a2dp,SRV=\(service)"
                 do {
-                    capture = try ALSACapture(
-                        name: pcmName, preferredRate: Int(Self.format.sampleRate), periodFrames: Self.periodFrames)
+                    let opened = try ALSACapture(
+                        name: pcmName, preferredRate: Int(rate > 0 ? rate : 44_100), periodFrames: Self.periodFrames)
+                    guard opened.format.channels == Self.format.channels else {
+                        said("\(shown) streams \(opened.format.channels) channel(s); only stereo is played")
+                        return
+                    }
+                    capture = opened
+                    converter =
+                        opened.format.sampleRate == Self.format.sampleRate
+                        ? nil
+                        : RateConverter(
+                            inputRate: opened.format.sampleRate, outputRate: Self.format.sampleRate,
+                            channels: Self.format.channels)
                 } catch {
                     said("cannot capture \(shown)'s stream from BlueALSA (\(error))")
                     return
@@ -250,16 +268,16 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
     }
 
     /// `AA:BB:CC:DD:EE:FF` of BlueZ's `/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF`.
-    static func address(ofDevice path: String) -> String {
+    package static func address(ofDevice path: String) -> String {
         let last = path.split(separator: "/").last ?? ""
         return last.hasPrefix("dev_") ? String(last.dropFirst(4)).replacing("_", with: ":") : String(last)
     }
 }
 
 /// The kernel's rfkill switches (`/sys/class/rfkill/rfkill*/`): whether Bluetooth's is on.
-enum Rfkill {
+package enum Rfkill {
     /// `soft` or `hard` when a Bluetooth radio is blocked that way, nil when none is.
-    static func bluetoothBlocked(root: String = "/sys/class/rfkill") -> String? {
+    package static func bluetoothBlocked(root: String = "/sys/class/rfkill") -> String? {
         guard let entries = opendir(root) else { return nil }
         defer { closedir(entries) }
         while let entry = readdir(entries) {

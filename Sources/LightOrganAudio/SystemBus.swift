@@ -136,7 +136,8 @@ public final class SystemBus: @unchecked Sendable {
                 text: closed ? "the system bus closed the connection" : "\(what): no answer within \(timeLimit) s")
         }
         if reply.kind == .error {
-            throw SystemBusError(name: reply.errorName ?? "error", text: reply.body.first?.text ?? what)
+            let text = reply.body.first?.text ?? ""
+            throw SystemBusError(name: reply.errorName ?? "error", text: text.isEmpty ? "\(what) failed" : text)
         }
         return reply.body
     }

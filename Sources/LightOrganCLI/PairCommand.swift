@@ -2,7 +2,6 @@ import ArgumentParser
 import LightOrganAudio
 import LightOrganCore
 import LightOrganOutput
-import LightOrganServices
 import Logging
 import Synchronization
 import UnixSignals
@@ -14,14 +13,19 @@ struct PairCommand: AsyncParsableCommand {
         abstract: "Open a Bluetooth pairing window: for 2 minutes a phone may find this receiver and pair with it.",
         discussion: """
             The receiver's adapter becomes discoverable and pairable (Just Works: nothing to type) under \
-            receiver.name, a line is printed for each phone that pairs, and after --seconds (or Ctrl-C) it is \
-            neither again. A phone that paired is trusted: it connects again by itself, with no window open. \
+            the name the receiver gave it (receiver.name), a line is printed for each phone that pairs, and \
+            after --seconds (or Ctrl-C) it is neither again. A phone that paired is trusted: it connects again by itself, with no window open. \
             With receiver.sound: bluetooth the receiver plays and lights what the phone plays. Exit status 1 when \
             there is no adapter, bluetoothd does not run, or the radio is blocked, with one line that says what to do.
             """)
 
     @OptionGroup var common: CommonOptions
     @Option(help: "How long the window stays open, seconds (10…600).") var seconds = PairingWindow.defaultSeconds
+    @Option(
+        help:
+            "The name phones show (default: the one the receiver gave the adapter, receiver.name, or BlueZ's own)."
+    )
+    var name: String?
 
     func run() async throws {
         try await reportingFailures {
@@ -29,11 +33,11 @@ struct PairCommand: AsyncParsableCommand {
             guard (10...600).contains(seconds) else {
                 throw Failure.badSetting("--seconds \(seconds) is out of range 10…600")
             }
-            let settings = try await common.loadSettings([], logger: logger)
-            let name = PublisherService.receiverName(configured: settings.receiver.name)
             let window: PairingWindow
             do {
-                window = try PairingWindow(seconds: seconds, name: name) { line in logger.info("\(line)") }
+                window = try PairingWindow(seconds: seconds, name: name.map(PhoneName.shown)) { line in
+                    logger.info("\(line)")
+                }
             } catch {
                 throw Failure.runtime("\(error)")
             }

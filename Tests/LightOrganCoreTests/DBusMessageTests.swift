@@ -1,3 +1,4 @@
+import Glibc
 import LightOrganCore
 import Testing
 
@@ -114,5 +115,31 @@ import Testing
 
     @Test func cutsALongName() {
         #expect(PhoneName.shown(String(repeating: "x", count: 300)) == String(repeating: "x", count: 64) + "…")
+    }
+}
+
+@Suite struct RateConverterTests {
+    /// A 1 kHz tone at 48 kHz, converted in blocks of odd sizes: as many frames as 44.1 kHz takes, the tone's
+    /// period (44.1 frames) and level kept, no click at the blocks' seams.
+    @Test func convertsA48kHzToneTo44100WithoutSeams() {
+        var converter = RateConverter(inputRate: 48_000, outputRate: 44_100, channels: 2)
+        let input = (0..<48_000).flatMap { frame -> [Int16] in
+            let value = Int16((10_000 * sin(2 * Double.pi * 1000 * Double(frame) / 48_000)).rounded())
+            return [value, -value]
+        }
+        var output: [Int16] = []
+        var start = 0
+        for size in [1, 7, 480, 4096, 333] where start < 48_000 {
+            let end = min(48_000, start + size * 17)
+            output += converter.convert(Array(input[start * 2..<end * 2]))
+            start = end
+        }
+        output += converter.convert(Array(input[start * 2..<48_000 * 2]))
+        let frames = output.count / 2
+        #expect(abs(frames - 44_100) <= 2)
+        let expected = (0..<frames).map { 10_000 * sin(2 * Double.pi * 1000 * Double($0) / 44_100) }
+        let worst = (0..<frames).map { abs(Double(output[$0 * 2]) - expected[$0]) }.max() ?? 0
+        #expect(worst < 150, "largest error \(worst) of 10000")
+        #expect((0..<frames).allSatisfy { output[$0 * 2] == -output[$0 * 2 + 1] })
     }
 }
