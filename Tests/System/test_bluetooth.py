@@ -5,12 +5,13 @@ stranger's (hci2), trixie's bluetoothd and BlueALSA, the tested executable. Only
 
 In order, in the guest: the receiver starts before BlueZ and says, one line each, that bluetoothd is not running,
 that there is no adapter, that BlueALSA is not running, and goes on once each has come; with no pairing window the
-phone does not find the Pi; inside a short window (`lightorgan pair --seconds 10`) the stranger does, and once the
-window has closed the phone's pairing is refused; inside a second window the phone pairs (and is trusted),
-connects, and plays three tones (60 Hz, 1 kHz, 8 kHz, 1.5 s each) through its own BlueALSA, which the receiver
-plays on the loopback card and lights: bass, then mid, then treble; the phone leaves during the last tone and the
-lamps go dark within a second; the stranger's pairing is refused with no window open; bluetoothd restarts and the
-trusted phone connects again with no window.
+phone does not find the Pi; inside a short window (`lightorgan pair --seconds 20`) the phone and the stranger do,
+and once the window has closed the phone's pairing is refused; inside a second window the phone pairs (and is
+trusted) and connects; it plays a second of 1 kHz and pauses (the lamps go dark), then three tones (60 Hz, 1 kHz,
+8 kHz, 1.5 s each, at 48 kHz) through its own BlueALSA, which the receiver plays on the loopback card and lights:
+bass, then mid, then treble; the phone's Bluetooth goes off during the last tone and the lamps go dark within a
+second; the stranger's pairing fails with no window open; bluetoothd restarts and the trusted phone connects again
+with no window.
 """
 import re
 
@@ -28,11 +29,10 @@ def fetch_up_front():
 
 
 # What guests/bluetooth.sh says, by the words its lines begin with (the longest that fits wins).
-KEYS = ["phone named", "controllers", "addresses", "set up in", "no window: discover", "window: discover", "window: discover again",
-        "after the window: pair",
-        "window: pair", "window: connect", "tones from", "phone leaves at", "after a restart: connect", "pair said",
-        "stranger after the windows: pair", "stranger in the window: discover", "the Pi knows the stranger:",
-        "ran in"]
+KEYS = ["controllers", "addresses", "set up in", "no window: discover", "window: discover",
+        "window: discover again", "after the window: pair", "window: pair", "window: connect", "burst from",
+        "pause from", "tones from", "phone leaves at", "after a restart: connect", "pair said",
+        "stranger in the window: discover", "stranger after the windows: pair", "the Pi knows the stranger:"]
 
 
 class Said:
@@ -143,6 +143,21 @@ def test_three_tones_light_bass_mid_treble_in_order(bt, check, figure):
           and first["bass"] < first["mid"] < first["treble"], shown)
     check("the first lamp within 2 s of the phone's first write (its buffer, the link, the receiver's player)",
           first["bass"] is not None and first["bass"] - start < 2.0, shown)
+
+
+def test_the_lamps_go_dark_when_the_phone_pauses_and_light_again(bt, check, figure):
+    burst, paused = float(bt.get("burst from") or 0), float(bt.get("pause from") or 0)
+    tones = float(bt.get("tones from") or 0)
+    lit = [frame for frame in bt.frames if burst <= frame[0] < tones and max(frame[1:]) > 0]
+    mid = sum(1 for frame in lit if _band(frame) == "mid")
+    dark_at = max((frame[0] for frame in lit), default=paused)
+    figure(f"Bluetooth: a 1 s burst lit mid alone in {mid} frames; the lamps dark {dark_at - paused:.2f} s after the "
+           f"phone's player stopped (its last sound still to play here)")
+    check(f"the phone's 1 kHz burst lights mid alone in at least 40 frames ({mid})", mid >= 40, f"{len(lit)} lit")
+    check(f"the lamps dark within 1 s of the phone pausing ({dark_at - paused:.2f} s)", dark_at - paused <= 1.0,
+          f"last lit frame at {dark_at:.2f}, paused at {paused:.2f}")
+    check("the stream paused and began again (the receiver said playing twice before the phone left)",
+          len(bt.receiver_said("Bluetooth: playing")) >= 2, bt.receiver_lines())
 
 
 def test_the_lamps_go_dark_within_a_second_of_the_phone_leaving(bt, check, figure):

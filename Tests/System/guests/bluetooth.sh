@@ -100,11 +100,19 @@ bt_say "window: pair $(phone pair hci1 "$PI")"
 bt_say "window: connect $(phone connect hci1 "$PI")"
 until_said /tmp/bt-receive.log "connected, codec" 100 || bt_say "the receiver never opened the phone's stream"
 sleep 0.5
+# A second of 1 kHz, then the phone pauses (its player stops, the link stays): the lamps go dark; then it plays on.
+phone_play() {
+    in_bt aplay -q -D "bluealsa:DEV=$PI,PROFILE=a2dp,SRV=org.bluealsa.source" -t raw -f S16_LE -r 48000 -c 2 "$1"
+}
+burst_from=$(now)
+bt_say "burst from $burst_from"
+phone_play /opt/bt/burst.raw 2>>$B/tmp/aplay.log
+bt_say "pause from $(now)"
+sleep 2.5
 # The phone leaves during the last tone: the lamps go dark within a second.
 tones_from=$(now)
 bt_say "tones from $tones_from"
-in_bt_exec aplay -q -D "bluealsa:DEV=$PI,PROFILE=a2dp,SRV=org.bluealsa.source" -t raw -f S16_LE -r 48000 -c 2 \
-    /opt/bt/tones.raw 2>$B/tmp/aplay.log &
+phone_play /opt/bt/tones.raw 2>>$B/tmp/aplay.log &
 player=$!
 while [ "$(awk -v a="$tones_from" -v b="$(now)" 'BEGIN { print (b - a >= 4.0) }')" = 0 ]; do sleep 0.05; done
 left=$(now)
@@ -129,8 +137,8 @@ sleep 1
 kill -TERM $receiver; sleep 1
 bt_say "pair said $(tr '\n' '|' <$B/tmp/pair2.txt)"
 grep -a "Bluetooth" $B/tmp/bt-receive.log | sed 's/^[^ ]* //' | tr -d '\033' | while read -r line; do bt_say "receiver said $line"; done
-# The frames from a second before the tones to 5 s after the phone left.
-bt_say "frames $(awk -v from="$tones_from" -v to="$left" '$1 >= from - 1 && $1 <= to + 5 { printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' $B/tmp/bt-frames.txt)"
+# The frames from a second before the burst to 5 s after the phone left.
+bt_say "frames $(awk -v from="$burst_from" -v to="$left" '$1 >= from - 1 && $1 <= to + 5 { printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' $B/tmp/bt-frames.txt)"
 bt_say "ran in $(awk -v a="$bt_started" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s"
 kill $btvirt 2>/dev/null
 if [ "$1" = alone ]; then

@@ -68,14 +68,14 @@ def _copy(root, path, destination):
         shutil.copy2(source, target)
 
 
-def tones(path):
-    """The phone's tones (TONES) then 1 s of silence, raw s16le stereo at RATE."""
+def tones(path, segments=TONES, silence=1.0):
+    """`segments` ((Hz, seconds)) then `silence` seconds of it, raw s16le stereo at RATE, at -6 dBFS."""
     import numpy
     parts = []
-    for frequency, seconds in TONES:
+    for frequency, seconds in segments:
         t = numpy.arange(int(RATE * seconds)) / RATE
         parts.append(0.5 * 32767 * numpy.sin(2 * numpy.pi * frequency * t))
-    parts.append(numpy.zeros(RATE))
+    parts.append(numpy.zeros(int(RATE * silence)))
     samples = numpy.concatenate(parts).astype("<i2")
     with open(path, "wb") as file:
         file.write(numpy.repeat(samples, 2).tobytes())
@@ -121,6 +121,7 @@ def add_to(guest_root, lightorgan, version, modules):
             _copy(root, library, destination)
     shutil.copy(os.path.join(GUESTS, "bt_phone.py"), os.path.join(destination, "opt/bt/bt_phone.py"))
     tones(os.path.join(destination, "opt/bt/tones.raw"))
+    tones(os.path.join(destination, "opt/bt/burst.raw"), [(1000, 1.0)], silence=0)  # then the phone pauses
     shutil.copy(os.path.join(GUESTS, "bluetooth.sh"), os.path.join(guest_root, "bin/bluetooth.sh"))
     for name in MODULES:
         for module in _kernel_modules(version, name):
