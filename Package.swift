@@ -176,7 +176,7 @@ let package = Package(
         tests("LightOrganCoreTests", ["LightOrganCore", "LightOrganTestSupport"]),
         tests("LightOrganPOSIXTests", ["LightOrganCore", "LightOrganPOSIX"]),
         tests("LightOrganOutputTests", ["LightOrganCore", "LightOrganOutput", "LightOrganTestSupport"]),
-        tests("LightOrganAudioTests", ["LightOrganAudio", "LightOrganCore"]),
+        tests("LightOrganAudioTests", ["LightOrganAudio", "LightOrganCore", "LightOrganPOSIX"]),
         tests("LightOrganSettingsTests", ["LightOrganCore", "LightOrganSettings"]),
         tests(
             "LightOrganNetworkTests",

@@ -123,6 +123,35 @@ public final class ALSACapture: AudioSource, OverrunCounting, CaptureTimeReporti
         }
     }
 
+    /// As ``read(frames:)``, waiting at most `timeoutMilliseconds` for audio (`snd_pcm_wait`): nil when none came.
+    /// For a PCM that may stop delivering while it stays open (BlueALSA's, while the phone pauses), where a
+    /// plain read would wait for ever. Starts the PCM when it has not started.
+    ///
+    /// - Throws: ``AudioInputError`` when the PCM failed for good (the phone left: the device is gone).
+    public func read(frames: Int, timeoutMilliseconds: Int) throws -> [Float]? {
+        guard let handle else { return [] }
+        if snd_pcm_state(handle) == SND_PCM_STATE_PREPARED { _ = snd_pcm_start(handle) }
+        let ready = snd_pcm_wait(handle, CInt(timeoutMilliseconds))
+        if ready == 0 { return nil }
+        if ready < 0 {
+            if try ALSADevices.recover(handle, from: ready, device: "ALSA device \(name)", doing: "capture") {
+                overruns += 1
+            }
+            return nil
+        }
+        let available = snd_pcm_avail_update(handle)
+        if available < 0 {
+            if try ALSADevices.recover(
+                handle, from: CInt(truncatingIfNeeded: available), device: "ALSA device \(name)", doing: "capture")
+            {
+                overruns += 1
+            }
+            return nil
+        }
+        guard available > 0 else { return nil }
+        return try read(frames: min(frames, Int(available)))
+    }
+
     /// Names and descriptions of the PCMs that can capture, from alsa-lib's name hints.
     public static func captureDevices() -> [(name: String, description: String)] {
         ALSADevices.named(excluding: "Output")

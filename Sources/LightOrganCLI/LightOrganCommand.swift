@@ -15,7 +15,7 @@ struct LightOrganCommand: AsyncParsableCommand {
         version: LightOrganVersion.current,
         subcommands: [
             DemoCommand.self, SendCommand.self, ReceiveCommand.self, DiscoverCommand.self, AnalyzeCommand.self,
-            TestLEDsCommand.self,
+            TestLEDsCommand.self, PairCommand.self,
         ]
     )
 }

@@ -30,6 +30,10 @@ enum OwnSoundStartup {
                 input = speaker
                 logger.info(
                     "AirPlay: speaker \"\(name)\" on port \(receiver.airplayPort) (shairport-sync \(speaker.version))")
+            case .bluetooth:
+                let name = PublisherService.receiverName(configured: receiver.name)
+                input = try BluetoothSpeaker(name: name, environment: environment) { line in logger.info("\(line)") }
+                logger.info("Bluetooth: an A2DP speaker named \"\(name)\" through BlueZ and BlueALSA")
             case .snapcast(let server):
                 // snapclient hands the sound over as much earlier than the room as this receiver holds it before
                 // it is heard: the player's lead and the device's buffer, with room for snapclient's 50 ms

@@ -57,4 +57,7 @@ public final class ThreadCondition: @unchecked Sendable {
 
     /// Wakes one waiting thread.
     public func signal() { pthread_cond_signal(condition) }
+
+    /// Wakes every waiting thread (each then checks its own state under the lock).
+    public func broadcast() { pthread_cond_broadcast(condition) }
 }

@@ -452,8 +452,8 @@ const SETTINGS = {
     suggestions: ['red, green, blue', 'red, amber, white', 'orange, yellow, white', 'purple, magenta, cyan', 'blue, cyan, white'],
     hint: 'Three colours separated by commas: #rrggbb or a name (red, green, blue, white, amber, orange, yellow, cyan, magenta, purple).' },
   'receiver.sound': { label: 'The receiver’s own sound', text: true,
-    suggestions: ['network', 'airplay', 'snapcast', 'snapcast://house.local', 'pipe:/run/lightorgan/spotify', 'hw:1,0'],
-    hint: 'network: only senders and pages; airplay: an AirPlay speaker (needs shairport-sync); snapcast: a room of the Snapcast house the network announces, snapcast://HOST[:PORT] of that server’s (needs snapclient); pipe:PATH: raw sound from a FIFO (Spotify Connect through raspotify); hw:1,0: a USB microphone or line-in.' },
+    suggestions: ['network', 'airplay', 'bluetooth', 'snapcast', 'snapcast://house.local', 'pipe:/run/lightorgan/spotify', 'hw:1,0'],
+    hint: 'network: only senders and pages; airplay: an AirPlay speaker (needs shairport-sync); bluetooth: a Bluetooth speaker, phones pair in a window (lightorgan pair; needs bluez and bluez-alsa-utils); snapcast: a room of the Snapcast house the network announces, snapcast://HOST[:PORT] of that server’s (needs snapclient); pipe:PATH: raw sound from a FIFO (Spotify Connect through raspotify); hw:1,0: a USB microphone or line-in.' },
   'analysis.idle': {
     label: 'Without music',
     choices: [
@@ -465,7 +465,7 @@ const SETTINGS = {
   'analysis.idle_after': { label: 'Idle look after', unit: 's', min: 1, max: 120, step: 1 },
   'receiver.play': { label: 'Play it on', text: true,
     suggestions: ['default', 'hw:0,0', 'none'],
-    hint: 'The ALSA device AirPlay, Snapcast and pipe sound is played on (hw:0,0: the 3.5 mm jack; plughw:CARD=…: a USB DAC or HAT), or none. The lamps change when it is heard.' },
+    hint: 'The ALSA device AirPlay, Bluetooth, Snapcast and pipe sound is played on (hw:0,0: the 3.5 mm jack; plughw:CARD=…: a USB DAC or HAT), or none. The lamps change when it is heard.' },
 };
 const SOURCES = {
   default: () => 'the built-in default',

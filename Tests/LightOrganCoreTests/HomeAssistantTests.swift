@@ -73,7 +73,7 @@ struct HomeAssistantTests {
         let sound = try Self.object(configs[1].payload)
         #expect(
             sound["options"] as? [String] == [
-                "network", "airplay", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
+                "network", "airplay", "bluetooth", "snapcast", "hw:CARD=Mic,DEV=0", "pipe:/run/spotify",
             ])
         let tempo = try Self.object(configs[5].payload)
         #expect(tempo["value_template"] as? String == "{{ value_json.bpm }}")

@@ -5,6 +5,7 @@ import Testing
     @Test(arguments: [
         ("network", SoundChoice.network, "network"),
         ("AirPlay", .airplay, "airplay"),
+        ("Bluetooth", .bluetooth, "bluetooth"),
         ("snapcast", .snapcast(server: nil), "snapcast"),
         (
             "snapcast://house.local", .snapcast(server: Endpoint(host: "house.local", port: nil)),
@@ -40,6 +41,7 @@ import Testing
     @Test func snapcastIsPlayedLikeAirPlayAndAMicrophoneIsNot() {
         #expect(SoundChoice.snapcast(server: nil).isPlayed)
         #expect(SoundChoice.airplay.isPlayed)
+        #expect(SoundChoice.bluetooth.isPlayed)
         #expect(!SoundChoice.capture(device: "hw:1,0").isPlayed)
         #expect(!SoundChoice.network.isPlayed)
     }

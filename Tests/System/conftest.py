@@ -87,6 +87,16 @@ def unpacked(tmp_path_factory, amd64_package):
     return folder
 
 
+@pytest.fixture(scope="session")
+def kernel_guest(lightorgan, tmp_path_factory, request):
+    """Debian's kernel in QEMU with real kernel devices (support/kernel_vm.py), booted once a session for
+    test_kernel_devices.py and test_bluetooth.py: its Guest. The Bluetooth part runs in the same boot when
+    test_bluetooth.py is selected."""
+    from support import kernel_vm
+    bluetooth = any(item.module.__name__.endswith("test_bluetooth") for item in request.session.items)
+    return kernel_vm.booted(lightorgan, str(tmp_path_factory.mktemp("vm")), bluetooth=bluetooth)
+
+
 # -- processes, checks, figures ------------------------------------------------------------------
 
 @pytest.fixture

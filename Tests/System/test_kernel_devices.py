@@ -18,11 +18,10 @@ needed on the host): Debian's kernel with a small initramfs (support/kernel_vm.p
 
 The release build runs in the guest, as a Pi runs it (an unoptimised build is too slow for real time under
 emulation): the executable this machine built for the amd64 package (the Swift runtime and libgpiod 2 linked in),
-the one the other tests run. The guest boots once (module fixture `vm`); the tests judge its lines.
+the one the other tests run. The guest boots once a session (conftest.py's `kernel_guest`, whose boot
+test_bluetooth.py shares); the tests judge its lines.
 """
-import os
 import re
-import time
 
 import pytest
 
@@ -44,37 +43,10 @@ PWM_HZ = 200  # receiver.pwm_frequency's default
 EXPECTED_DUTY = (232 / 255) ** 2.2  # the lit line's level, 232, through the default gamma 2.2
 
 
-class Guest:
-    def __init__(self, api, console, ending, lines, seconds):
-        self.api, self.console, self.ending, self.lines, self.seconds = api, console, ending, lines, seconds
-
-    def get(self, key):
-        return self.lines.get(key, "")
-
-    def said(self, key, pattern):
-        """Whether the line `key` matches the regular expression `pattern` (whole line)."""
-        return key in self.lines and re.fullmatch(pattern, self.lines[key]) is not None
-
-    def tail(self):
-        return " | ".join(self.console.strip().splitlines()[-8:])
-
-
 @pytest.fixture(scope="module")
-def vm(lightorgan, tmp_path_factory):
-    """The guest booted once: its console and "VM:" lines."""
-    api = 2  # the libgpiod API linked in (scripts/lib/prepare.sh's ensure_libgpiod), as the guest's log line says
-    folder = str(tmp_path_factory.mktemp("vm"))
-    image, version = kernel_vm.kernel()
-    initrd = kernel_vm.initramfs(folder, lightorgan, version)
-    started = time.monotonic()
-    console, ending = kernel_vm.boot(image, initrd, os.path.join(folder, "console.txt"))
-    seconds = time.monotonic() - started
-    lines = kernel_vm.vm_lines(console)
-    print(f"vm (libgpiod API {api}): booted and ran in {seconds:.0f} s ({ending}); console in {folder}/console.txt")
-    for line in console.splitlines():
-        if line.startswith("VM: ") and not line.startswith(("VM: trace", "VM: stalls")):
-            print(line)
-    return Guest(api, console, ending, lines, seconds)
+def vm(kernel_guest):
+    """The guest booted once for the session (conftest.py's kernel_guest, shared with test_bluetooth.py)."""
+    return kernel_guest
 
 
 def test_the_guest_ran_to_the_end(vm, check, figure):

@@ -303,7 +303,7 @@ Maintainer: lightorgan maintainers <maintainers@users.noreply.github.com>
 Installed-Size: $(du -sk --exclude=DEBIAN "$staging" | cut -f1)
 Depends: $depends
 Recommends: avahi-daemon
-Suggests: pulseaudio-utils, libpulse0, shairport-sync, snapclient
+Suggests: pulseaudio-utils, libpulse0, shairport-sync, snapclient, bluez, bluez-alsa-utils, libasound2-plugin-bluez
 Built-Using: libgpiod (= $gpiod_version)
 Section: sound
 Priority: optional

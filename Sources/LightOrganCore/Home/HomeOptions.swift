@@ -7,12 +7,12 @@ public enum HomeOptions {
         "red, magenta, blue",
     ]
 
-    /// The sound sources to offer: network, AirPlay and Snapcast (the server DNS-SD finds) always; each capture device the receiver found (ALSA
+    /// The sound sources to offer: network, AirPlay, Bluetooth and Snapcast (the server DNS-SD finds) always; each capture device the receiver found (ALSA
     /// names, as `receiver.sound` takes them); and `current`, the setting's value now (a pipe the settings file
     /// names, or a device not found today), when not among them. Nothing else: a command may name only these,
     /// so nothing from the broker names a path.
     public static func sounds(captureDevices: [String], current: String) -> [String] {
-        adding(current, to: ["network", "airplay", "snapcast"] + captureDevices)
+        adding(current, to: ["network", "airplay", "bluetooth", "snapcast"] + captureDevices)
     }
 
     /// ``palettes`` and `current` when it is not one of them.

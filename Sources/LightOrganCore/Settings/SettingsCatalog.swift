@@ -81,13 +81,13 @@ public enum SettingsCatalog {
         .parsed(
             "receiver.sound", default: "network", allowed: SoundChoice.allowed,
             summary:
-                "The receiver's own sound, beside senders and pages: network (none), airplay (an AirPlay speaker, needs shairport-sync), snapcast or snapcast://HOST[:PORT] (one room of a Snapcast house, needs snapclient), pipe:PATH (raw PCM from a FIFO, e.g. Spotify Connect's librespot), or an ALSA capture device (a USB microphone).",
+                "The receiver's own sound, beside senders and pages: network (none), airplay (an AirPlay speaker, needs shairport-sync), bluetooth (a Bluetooth speaker phones pair with in a window, lightorgan pair; needs bluez and bluez-alsa-utils), snapcast or snapcast://HOST[:PORT] (one room of a Snapcast house, needs snapclient), pipe:PATH (raw PCM from a FIFO, e.g. Spotify Connect's librespot), or an ALSA capture device (a USB microphone).",
             parse: SoundChoice.init(parsing:)
         ) { $0.receiver.sound = $1 },
         .parsed(
             "receiver.play", default: "default", allowed: PlayChoice.allowed,
             summary:
-                "The ALSA device the receiver plays its AirPlay, Snapcast or pipe sound on (the lights follow when it is heard), or none.",
+                "The ALSA device the receiver plays its AirPlay, Bluetooth, Snapcast or pipe sound on (the lights follow when it is heard), or none.",
             parse: PlayChoice.init(parsing:)
         ) { $0.receiver.play = $1 },
         .integer(

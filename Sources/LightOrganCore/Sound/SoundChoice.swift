@@ -16,6 +16,9 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
     /// room's share of the sound ahead of the server's time, which is played on `receiver.play` and analysed.
     /// The endpoint's port is nil for Snapcast's own, ``snapcastPort``.
     case snapcast(server: Endpoint?)
+    /// The receiver is a Bluetooth speaker: a phone streams over A2DP to BlueZ and BlueALSA, whose sound is
+    /// played on `receiver.play` and analysed.
+    case bluetooth
     /// Raw S16LE 44.1 kHz stereo PCM from a FIFO the receiver makes at `path` (librespot's and
     /// shairport-sync's pipe backends), played and analysed.
     case pipe(path: String)
@@ -24,7 +27,7 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
 
     /// What the setting allows, for messages.
     public static let allowed =
-        "network, airplay, snapcast (the server DNS-SD finds) or snapcast://HOST[:PORT] (1704), pipe:/absolute/path (a FIFO), or an ALSA capture device (hw:1,0, plughw:1,0, default, alsa:NAME)"
+        "network, airplay, bluetooth, snapcast (the server DNS-SD finds) or snapcast://HOST[:PORT] (1704), pipe:/absolute/path (a FIFO), or an ALSA capture device (hw:1,0, plughw:1,0, default, alsa:NAME)"
 
     /// The TCP port of a Snapcast server's audio stream when the setting names none.
     public static let snapcastPort = 1704
@@ -42,6 +45,8 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
             self = .network
         } else if lowered == "airplay" {
             self = .airplay
+        } else if lowered == "bluetooth" {
+            self = .bluetooth
         } else if lowered == "snapcast" {
             self = .snapcast(server: nil)
         } else if lowered.hasPrefix("snapcast://") {
@@ -74,6 +79,7 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .network: "network"
         case .airplay: "airplay"
+        case .bluetooth: "bluetooth"
         case .snapcast(let server): server.map { "snapcast://\($0)" } ?? "snapcast"
         case .pipe(let path): "pipe:\(path)"
         case .capture(let device):
@@ -89,18 +95,19 @@ public enum SoundChoice: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .network: ""
         case .airplay: "AirPlay"
+        case .bluetooth: "Bluetooth"
         case .snapcast: "Snapcast"
         case .pipe(let path): "pipe \(path)"
         case .capture(let device): "line-in \(device)"
         }
     }
 
-    /// Whether the receiver plays this sound itself (on `receiver.play`): AirPlay, Snapcast and pipes are
+    /// Whether the receiver plays this sound itself (on `receiver.play`): AirPlay, Bluetooth, Snapcast and pipes are
     /// heard nowhere else (a lights-only room of a Snapcast house says `receiver.play: none`); a microphone
     /// hears the room, which is playing already.
     public var isPlayed: Bool {
         switch self {
-        case .airplay, .snapcast, .pipe: true
+        case .airplay, .bluetooth, .snapcast, .pipe: true
         case .network, .capture: false
         }
     }

@@ -63,6 +63,21 @@ def systemd_root():
                     f'--include={SYSTEMD_ROOT_PACKAGES} bookworm; echo "$cache_root/bookworm-amd64-systemd"')
 
 
+# The Bluetooth guest's userland (test_bluetooth.py): trixie's BlueZ 5.82 and BlueALSA 4.3 (bookworm's BlueZ 5.66
+# answers a phone's first A2DP set-up with the wrong transaction label, ../shared/guides/bluetooth.md), btvirt,
+# the system bus, ALSA's tools, the libraries the receiver loads, and python3-dbus for the phone. The guest takes
+# only the files it needs (support/bluetooth_guest.py).
+BLUETOOTH_ROOT_PACKAGES = ("bluez,bluez-alsa-utils,libasound2-plugin-bluez,bluez-test-tools,alsa-utils,dbus,"
+                           "libasound2t64,libavahi-client3,libyaml-0-2,libmosquitto1,libssl3t64,python3-dbus")
+
+
+def bluetooth_root():
+    """The cached trixie amd64 root with BlueZ and BlueALSA (see BLUETOOTH_ROOT_PACKAGES), made when missing
+    (minutes)."""
+    return _library('make_root "$cache_root/trixie-amd64-bluetooth" --variant=minbase --architectures=amd64 '
+                    f'--include={BLUETOOTH_ROOT_PACKAGES} trixie; echo "$cache_root/trixie-amd64-bluetooth"')
+
+
 def arm64_sysroot():
     """sid's arm64 sysroot (made by scripts/build-pi; made here when missing)."""
     return _library('ensure_arm64_sysroot; echo "$arm64_sysroot"')

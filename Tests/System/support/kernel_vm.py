@@ -38,7 +38,7 @@ from support import boot_counts, caches
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUESTS = os.path.join(os.path.dirname(HERE), "guests")
 TOOLS = ["sh", "mount", "insmod", "sleep", "cat", "kill", "ip", "awk", "wc", "head", "tail", "grep", "sed", "echo",
-         "poweroff", "ls", "mkdir", "sync", "seq", "nc", "printf", "renice", "mkfifo", "cut", "tr"]
+         "poweroff", "ls", "mkdir", "sync", "seq", "nc", "printf", "renice", "mkfifo", "cut", "tr", "chroot"]
 LINES = {"bass": 5, "mid": 6, "treble": 13}
 
 
@@ -128,8 +128,10 @@ def tone(path, seconds=6):
         file.write(numpy.repeat(samples, 2).tobytes())
 
 
-def initramfs(folder, lightorgan, version):
-    """The guest's initramfs (gzip'd cpio) in `folder`; its path."""
+def initramfs(folder, lightorgan, version, bluetooth=False, alone=None):
+    """The guest's initramfs (gzip'd cpio) in `folder`; its path. With `bluetooth`, the Bluetooth speaker and phone
+    too (support/bluetooth_guest.py), whose part vm-init.sh runs last. `alone` ("bluetooth"): an /init that runs that
+    part alone, for working on it."""
     root = os.path.join(folder, "root")
     for part in ["bin", "sbin", "dev", "proc", "sys", "tmp", "etc", "lib/modules", "usr/share", "lib64"]:
         os.makedirs(os.path.join(root, part), exist_ok=True)
@@ -137,6 +139,9 @@ def initramfs(folder, lightorgan, version):
     for tool in TOOLS:
         os.symlink("busybox", os.path.join(root, "bin", tool))
     modules = _modules(version, "snd-aloop") + _modules(version, "configfs")
+    if bluetooth:
+        from support import bluetooth_guest
+        bluetooth_guest.add_to(root, lightorgan, version, modules)
     for module in modules:
         shutil.copy(module, os.path.join(root, "lib/modules"))
     shutil.copy(gpio_sim_module(version), os.path.join(root, "lib/modules/gpio-sim.ko"))
@@ -150,7 +155,11 @@ def initramfs(folder, lightorgan, version):
     if not os.path.exists(os.path.join(root, "lib64/ld-linux-x86-64.so.2")):
         shutil.copy("/lib64/ld-linux-x86-64.so.2", os.path.join(root, "lib64"))
     tone(os.path.join(root, "tmp/tone.raw"))
-    shutil.copy(os.path.join(GUESTS, "vm-init.sh"), os.path.join(root, "init"))
+    if alone == "bluetooth":
+        with open(os.path.join(root, "init"), "w") as init:
+            init.write("#!/bin/sh\nexec /bin/sh /bin/bluetooth.sh alone\n")
+    else:
+        shutil.copy(os.path.join(GUESTS, "vm-init.sh"), os.path.join(root, "init"))
     os.chmod(os.path.join(root, "init"), 0o755)
     initrd = os.path.join(folder, "initrd.gz")
     _run(["sh", "-c", "cd \"$1\" && find . | cpio -o -H newc --quiet | gzip -1 >\"$2\"", "sh", root, initrd])
@@ -184,6 +193,40 @@ def _raise_group_priority(pid):
             group.write(str(EMULATOR_NICE))
     except OSError:
         pass
+
+
+class Guest:
+    """What a booted guest said: its console, how QEMU ended, its "VM:" lines (vm_lines) and how long it ran."""
+
+    def __init__(self, api, console, ending, lines, seconds):
+        self.api, self.console, self.ending, self.lines, self.seconds = api, console, ending, lines, seconds
+
+    def get(self, key):
+        return self.lines.get(key, "")
+
+    def said(self, key, pattern):
+        """Whether the line `key` matches the regular expression `pattern` (whole line)."""
+        return key in self.lines and re.fullmatch(pattern, self.lines[key]) is not None
+
+    def tail(self):
+        return " | ".join(self.console.strip().splitlines()[-8:])
+
+
+def booted(lightorgan, folder, bluetooth=False):
+    """The guest (vm-init.sh) booted once in `folder`, with the Bluetooth part when `bluetooth`; its Guest. Prints
+    how long it ran and its "VM:" lines (but the long ones)."""
+    api = 2  # the libgpiod API linked in (scripts/lib/prepare.sh's ensure_libgpiod), as the guest's log line says
+    image, version = kernel()
+    initrd = initramfs(folder, lightorgan, version, bluetooth=bluetooth)
+    started = time.monotonic()
+    console, ending = boot(image, initrd, os.path.join(folder, "console.txt"), time_limit=480 if bluetooth else 300)
+    seconds = time.monotonic() - started
+    print(f"vm (libgpiod API {api}{', Bluetooth' if bluetooth else ''}): booted and ran in {seconds:.0f} s "
+          f"({ending}); console in {folder}/console.txt")
+    for line in console.splitlines():
+        if line.startswith("VM: ") and not line.startswith(("VM: trace", "VM: stalls", "VM: bt frames")):
+            print(line)
+    return Guest(api, console, ending, vm_lines(console), seconds)
 
 
 def boot(image, initrd, console, time_limit=300):
