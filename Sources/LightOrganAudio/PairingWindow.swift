@@ -12,7 +12,7 @@ import LightOrganPOSIX
 /// to the window's length, so BlueZ itself closes the window on time even if this process dies. When a device
 /// under the adapter turns `Paired`, it is set `Trusted`.
 public final class PairingWindow: @unchecked Sendable {
-    // @unchecked Sendable: `open`, `paired` and `told` change under `lock`; the bus is thread-safe.
+    // @unchecked Sendable: `open`, `paired` and `unnamed` change under `lock`; the bus is thread-safe.
     /// The window's usual length, seconds.
     public static let defaultSeconds = 120
     /// Where the agent lives on this process's connection.
@@ -27,7 +27,10 @@ public final class PairingWindow: @unchecked Sendable {
     private let log: @Sendable (String) -> Void
     private let lock = ThreadCondition()
     private var open = false
+    /// The addresses of the phones that paired, and of those not yet told to `pairedNow` (their names are asked
+    /// for on the thread that runs the window: the signal's thread may not wait on the bus).
     private var paired: [String] = []
+    private var unnamed: [String] = []
 
     /// Finds the adapter (the first BlueZ lists), powers it on, and shows it as `name` when given.
     ///
@@ -75,12 +78,12 @@ public final class PairingWindow: @unchecked Sendable {
     }
 
     /// Opens the window, calls `tick` with the seconds left once a second and `pairedNow` with each phone that
-    /// pairs (its name and address), closes the window after ``seconds`` or when `stop` returns true, and returns
-    /// the phones that paired.
+    /// pairs (`Pixel 7 (AA:BB:CC:DD:EE:FF)`: its name as shown, ``PhoneName``, and address), closes the window after
+    /// ``seconds`` or when `stop` returns true, and returns the phones that paired, as `pairedNow` had them.
     ///
     /// - Throws: ``AudioInputError`` when BlueZ refuses the agent or the adapter's settings.
     public func run(
-        tick: (Int) -> Void = { _ in }, pairedNow: @escaping @Sendable (String) -> Void = { _ in },
+        tick: (Int) -> Void = { _ in }, pairedNow: (String) -> Void = { _ in },
         stop: () -> Bool = { false }
     ) throws -> [String] {
         let (bus, adapter, log) = (bus, adapter, log)
@@ -97,12 +100,11 @@ public final class PairingWindow: @unchecked Sendable {
             trust.flags = 1
             _ = try? bus.send(trust)
             let address = BluetoothSpeaker.address(ofDevice: path)
-            let isNew = lock.withLock {
-                guard !paired.contains(address) else { return false }
+            lock.withLock {
+                guard !paired.contains(address) else { return }
                 paired.append(address)
-                return true
+                unnamed.append(address)
             }
-            if isNew { pairedNow(address) }
         }
         try Self.asking {
             try bus.addMatch(
@@ -126,14 +128,31 @@ public final class PairingWindow: @unchecked Sendable {
         }
         log("Bluetooth: pairing window open on \(adapterName) for \(seconds) s (discoverable and pairable, Just Works)")
         let end = MonotonicClock.nanoseconds() + Int64(seconds) * 1_000_000_000
+        var told: [String] = []
+        var lastTick = -1
         while !stop() {
             let left = end - MonotonicClock.nanoseconds()
             guard left > 0 else { break }
-            tick(Int((left + 999_999_999) / 1_000_000_000))
-            DedicatedThread.sleep(seconds: min(1, Double(left) / 1e9))
+            let secondsLeft = Int((left + 999_999_999) / 1_000_000_000)
+            if secondsLeft != lastTick {
+                tick(secondsLeft)
+                lastTick = secondsLeft
+            }
+            for address in lock.withLock({ () -> [String] in
+                defer { unnamed.removeAll() }
+                return unnamed
+            }) {
+                let device = "\(adapter)/dev_" + address.replacing(":", with: "_")
+                let name = (try? bus.property("org.bluez", device, "org.bluez.Device1", "Alias"))?.text ?? address
+                let shown = "\(PhoneName.shown(name)) (\(address))"
+                log("Bluetooth: \(shown) paired and trusted")
+                told.append(shown)
+                pairedNow(shown)
+            }
+            DedicatedThread.sleep(seconds: min(0.2, Double(left) / 1e9))
         }
         close()
-        return lock.withLock { paired }
+        return told
     }
 
     /// Closes the window: neither discoverable nor pairable, the agent unregistered.

@@ -53,8 +53,8 @@ struct PairCommand: AsyncParsableCommand {
             do {
                 paired = try await Task.detached {
                     try window.run(
-                        pairedNow: { address in
-                            StandardOutput.write("paired: \(address) (trusted: it reconnects by itself)\n")
+                        pairedNow: { phone in
+                            StandardOutput.write("paired: \(phone) (trusted: it reconnects by itself)\n")
                         }, stop: { stopped.asked.load(ordering: .relaxed) })
                 }.value
             } catch {
