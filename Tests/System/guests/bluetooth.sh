@@ -140,6 +140,9 @@ grep -a "Bluetooth" $B/tmp/bt-receive.log | sed 's/^[^ ]* //' | tr -d '\033' | w
 # The frames from a second before the burst to 5 s after the phone left.
 bt_say "frames $(awk -v from="$burst_from" -v to="$left" '$1 >= from - 1 && $1 <= to + 5 { printf "%s,%s,%s,%s ", $1, $2, $3, $4 }' $B/tmp/bt-frames.txt)"
 bt_say "ran in $(awk -v a="$bt_started" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }') s"
+# For a failure's diagnosis: whether the radio's emulator and bluetoothd lived to the end, and their last lines.
+bt_say "daemons at the end: btvirt $(kill -0 $btvirt 2>/dev/null && echo running || echo gone), bluetoothd $(kill -0 $bluetoothd 2>/dev/null && echo running || echo gone)"
+[ "$1" = alone ] || for log in bluetoothd.log btvirt.log; do tail -n 15 /tmp/$log | sed "s/^/VM: bt tail $log /"; done
 kill $btvirt 2>/dev/null
 if [ "$1" = alone ]; then
     sed "s/^/VM: bt log receive /" $B/tmp/bt-receive.log | tail -n 40
