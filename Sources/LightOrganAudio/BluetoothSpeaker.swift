@@ -171,21 +171,17 @@ public final class BluetoothSpeaker: OwnSoundInput, @unchecked Sendable {
     private func look(on bus: SystemBus) throws {
         guard bus.hasOwner("org.bluez") else {
             preparedAdapter = nil
-            said("bluetoothd is not running: sudo apt install bluez, then sudo systemctl enable --now bluetooth")
+            said(BlueZAdapter.bluetoothdNotRunning)
             return
         }
         let objects = try bus.managedObjects("org.bluez", "/")
-        let adapters = objects.filter { $0.value["org.bluez.Adapter1"] != nil }.keys.sorted()
         let blocked = Rfkill.bluetoothBlocked()
-        guard let path = adapters.first, let adapter = objects[path]?["org.bluez.Adapter1"] else {
+        guard let (path, adapter) = BlueZAdapter.first(in: objects) else {
             preparedAdapter = nil
-            said(
-                blocked.map { "the Bluetooth adapter is blocked by rfkill (\($0)): sudo rfkill unblock bluetooth" }
-                    ?? "no Bluetooth adapter: the Pi 3, 4, 5, 400 and Zero 2 W have one built in (unless config.txt says dtoverlay=disable-bt); other boards need a USB dongle"
-            )
+            said(BlueZAdapter.missing(blocked: blocked))
             return
         }
-        let adapterName = path.split(separator: "/").last.map(String.init) ?? path
+        let adapterName = BlueZAdapter.name(of: path)
         if adapter["Powered"]?.bool != true {
             if let blocked {
                 said(

@@ -42,21 +42,15 @@ public final class PairingWindow: @unchecked Sendable {
         self.bus = bus
         guard bus.hasOwner("org.bluez") else {
             bus.close()
-            throw AudioInputError(
-                "bluetoothd is not running: sudo apt install bluez, then sudo systemctl enable --now bluetooth")
+            throw AudioInputError(BlueZAdapter.bluetoothdNotRunning)
         }
         let objects = try Self.asking { try bus.managedObjects("org.bluez", "/") }
-        guard let path = objects.filter({ $0.value["org.bluez.Adapter1"] != nil }).keys.sorted().first else {
+        guard let path = BlueZAdapter.first(in: objects)?.path else {
             bus.close()
-            throw AudioInputError(
-                Rfkill.bluetoothBlocked().map {
-                    "the Bluetooth adapter is blocked by rfkill (\($0)): sudo rfkill unblock bluetooth"
-                }
-                    ?? "no Bluetooth adapter: the Pi 3, 4, 5, 400 and Zero 2 W have one built in; other boards need a USB dongle"
-            )
+            throw AudioInputError(BlueZAdapter.missing(blocked: Rfkill.bluetoothBlocked()))
         }
         adapter = path
-        adapterName = String(path.split(separator: "/").last ?? "")
+        adapterName = BlueZAdapter.name(of: path)
         try Self.asking {
             try bus.setProperty("org.bluez", path, "org.bluez.Adapter1", "Powered", .boolean(true))
             if let name {
